@@ -1,0 +1,4 @@
+// Command untether runs the Telegram ⇄ Claude Code daemon.
+package main
+
+func main() {}
