@@ -130,10 +130,9 @@ func (r Request) body() messagesBody {
 	return mb
 }
 
-// IsMessages reports whether this is a POST to /v1/messages (a model call).
-func (r Request) IsMessages() bool {
-	return r.Method == http.MethodPost && r.Path == "/v1/messages"
-}
+// IsModelCall reports whether this is a model call: a well-formed POST
+// /v1/messages that the script answered (so Reply is set).
+func (r Request) IsModelCall() bool { return r.Reply != nil }
 
 // Messages is the request's conversation, including the role:"system"
 // entries the CLI inserts.

@@ -123,11 +123,13 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.log...)
 }
 
-// MessageRequests returns the logged model calls (POST /v1/messages) only.
-func (s *Server) MessageRequests() []Request {
+// ModelCalls returns the logged model calls only (see Request.IsModelCall).
+func (s *Server) ModelCalls() []Request { return modelCalls(s.Requests()) }
+
+func modelCalls(reqs []Request) []Request {
 	var out []Request
-	for _, r := range s.Requests() {
-		if r.IsMessages() {
+	for _, r := range reqs {
+		if r.IsModelCall() {
 			out = append(out, r)
 		}
 	}
@@ -156,9 +158,16 @@ func (s *Server) WaitFor(ctx context.Context, cond func([]Request) bool) ([]Requ
 }
 
 // WaitForRequests blocks until at least n requests (of any kind) have
-// arrived, or ctx ends.
+// arrived, or ctx ends, and returns the whole log.
 func (s *Server) WaitForRequests(ctx context.Context, n int) ([]Request, error) {
 	return s.WaitFor(ctx, func(r []Request) bool { return len(r) >= n })
+}
+
+// WaitForModelCalls blocks until at least n model calls have arrived (their
+// replies may still be streaming), or ctx ends, and returns the model calls.
+func (s *Server) WaitForModelCalls(ctx context.Context, n int) ([]Request, error) {
+	reqs, err := s.WaitFor(ctx, func(r []Request) bool { return len(modelCalls(r)) >= n })
+	return modelCalls(reqs), err
 }
 
 // notifyLocked wakes every WaitFor; s.mu must be held.
@@ -249,7 +258,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		msgID := s.nextIDLocked("msg")
 		s.mu.Unlock()
 		w.Header().Set("request-id", requestID(seq))
-		s.finish(seq, s.answer(w, r, mb, rp, msgID))
+		status := s.answer(w, r, mb, rp, msgID)
+		s.finish(seq, status)
+		if status == StatusClientClosed {
+			// Drop the connection instead of letting net/http end the
+			// response cleanly: a hang or delay cut short by Close must look
+			// like a dead server, and a half-sent stream must not look
+			// complete.
+			panic(http.ErrAbortHandler)
+		}
 	default:
 		endpoint("unknown-endpoint", http.StatusNotFound, errBody("not_found_error", "fakeapi: no such endpoint "+r.URL.Path))
 	}

@@ -480,7 +480,7 @@ func TestRequestLog(t *testing.T) {
 	assert.Equal(t, http.MethodPost, r.Method)
 	assert.Equal(t, "/v1/messages", r.Path)
 	assert.Equal(t, "beta=true", r.Query)
-	assert.True(t, r.IsMessages())
+	assert.True(t, r.IsModelCall())
 	assert.Equal(t, "test", r.Header.Get("X-Api-Key"))
 	assert.Equal(t, "claude-opus", r.JSON["model"])
 	assert.Equal(t, "claude-opus", r.Model())
@@ -497,7 +497,7 @@ func TestRequestLog(t *testing.T) {
 	assert.Equal(t, []string{"user", "assistant", "system", "user"}, []string{msgs[0].Role, msgs[1].Role, msgs[2].Role, msgs[3].Role})
 	assert.Equal(t, "echo: first turn", msgs[1].Content.Text())
 	assert.Empty(t, r.ToolResults())
-	assert.Len(t, s.MessageRequests(), 1)
+	assert.Len(t, s.ModelCalls(), 1)
 
 	// Requests returns a copy: changing it does not change the log.
 	reqs[0].Rule = "tampered"
@@ -521,8 +521,22 @@ func TestWaitForRequestsHonoursContext(t *testing.T) {
 		done <- r
 	}()
 	post(t, s.URL(), userBody(false, "a"))
-	post(t, s.URL(), userBody(false, "b"))
+	post(t, s.URL(), "not json")
 	assert.Len(t, <-done, 2)
+
+	// The bad request above is logged but is not a model call.
+	go func() {
+		// Not post: require must not be called off the test goroutine.
+		resp, err := http.Post(s.URL()+"/v1/messages", "application/json", strings.NewReader(userBody(false, "c")))
+		if assert.NoError(t, err) {
+			resp.Body.Close()
+		}
+	}()
+	calls, err := s.WaitForModelCalls(waitCtx(t), 2)
+	require.NoError(t, err)
+	require.Len(t, calls, 2)
+	assert.Equal(t, "a", calls[0].LastPrompt())
+	assert.Equal(t, "c", calls[1].LastPrompt())
 }
 
 func TestEndpoints(t *testing.T) {
@@ -558,7 +572,7 @@ func TestEndpoints(t *testing.T) {
 			assert.Nil(t, reqs[i].Reply)
 		})
 	}
-	assert.Empty(t, s.MessageRequests(), "none of these was a valid model call")
+	assert.Empty(t, s.ModelCalls(), "none of these was a valid model call")
 }
 
 func TestSetScriptResetsCounters(t *testing.T) {
