@@ -1,0 +1,151 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// reloadable is the set of keys a running daemon can apply on SIGHUP without
+// restarting: they are read per turn or per update, never baked into a live
+// CLI process, the poller or the database. A whole section is written as
+// "section.*".
+var reloadable = []string{
+	"telegram.allowed_user_ids",
+	"telegram.allow_any_user",
+	"telegram.allowed_chat_ids",
+	"progress.*",
+	"claude.idle_timeout",
+	"claude.approval_timeout",
+	"claude.stop_timeout",
+	"log.level",
+	"daemon.drain_timeout",
+}
+
+// IsReloadable reports whether a change to key can be applied on SIGHUP.
+func IsReloadable(key string) bool {
+	sec, _, _ := strings.Cut(key, ".")
+	return slices.Contains(reloadable, key) || slices.Contains(reloadable, sec+".*")
+}
+
+// Diff compares c with next and returns the keys whose values differ, in
+// schema order, split into those a running daemon can apply on SIGHUP and
+// those that need a restart. An empty list and an unset one are equal. Both
+// configs must be non-nil. Keys are names only, so the result is safe to log
+// even when the bot token changed.
+func (c *Config) Diff(next *Config) (reloadable, needsRestart []string) {
+	a, b := c.fields(), next.fields()
+	for i := range a {
+		if equalValues(a[i].value, b[i].value) {
+			continue
+		}
+		if IsReloadable(a[i].key) {
+			reloadable = append(reloadable, a[i].key)
+		} else {
+			needsRestart = append(needsRestart, a[i].key)
+		}
+	}
+	return reloadable, needsRestart
+}
+
+func equalValues(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Slice, reflect.Map:
+		if a.Len() == 0 && b.Len() == 0 {
+			return true
+		}
+	}
+	return reflect.DeepEqual(a.Interface(), b.Interface())
+}
+
+// Dump renders c as TOML, one section per table and every key in schema
+// order, with the bot token shown as "[redacted]". It is what `untether
+// check` prints as the effective configuration, and what the golden tests
+// compare.
+func (c *Config) Dump() string {
+	var b strings.Builder
+	section := ""
+	for _, f := range c.fields() {
+		sec, key, _ := strings.Cut(f.key, ".")
+		if sec != section {
+			if section != "" {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(&b, "[%s]\n", sec)
+			section = sec
+		}
+		fmt.Fprintf(&b, "%s = %s\n", key, tomlValue(f.value))
+	}
+	return b.String()
+}
+
+// tomlValue renders one of the schema's value types as a TOML literal.
+func tomlValue(v reflect.Value) string {
+	switch x := v.Interface().(type) {
+	case Secret:
+		if x.IsZero() {
+			return `""`
+		}
+		return quoteString(x.String())
+	case Duration:
+		return quoteString(x.String())
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return quoteString(v.String())
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.Int, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Slice:
+		items := make([]string, v.Len())
+		for i := range items {
+			items[i] = tomlValue(v.Index(i))
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case reflect.Map:
+		keys := make([]string, 0, v.Len())
+		for _, k := range v.MapKeys() {
+			keys = append(keys, k.String())
+		}
+		if len(keys) == 0 {
+			return "{}"
+		}
+		slices.Sort(keys)
+		items := make([]string, len(keys))
+		for i, k := range keys {
+			items[i] = quoteKey(k) + " = " + tomlValue(v.MapIndex(reflect.ValueOf(k)))
+		}
+		return "{ " + strings.Join(items, ", ") + " }"
+	}
+	// Unreachable while the schema only uses the types above; the test that
+	// dumps a full config fails if a new type is added without a case here.
+	return fmt.Sprintf("<unsupported %s>", v.Type())
+}
+
+// quoteString writes s as a TOML basic string. Go's strconv.Quote is close
+// but emits \x and \a escapes that TOML does not have.
+func quoteString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == utf8.RuneError || r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
