@@ -1,0 +1,25 @@
+// Package tgfake is an in-process fake of the Telegram Bot API for loopback
+// tests. It serves /bot{token}/{method} on an httptest server on 127.0.0.1 and
+// keeps real state: registered chats and forum topics, per-chat message ids
+// shared by user and bot messages, a global update_id counter, long-polled
+// getUpdates with offset confirmation, and the edit, delete and callback rules
+// the bridge has to get right ("message is not modified", keyboard removal on
+// edit, stale callback queries, 4096 UTF-16 units after HTML parsing).
+//
+// Responses are built from the package's own wire structs, never from
+// go-telegram/bot's models, so a test that decodes them with the real client
+// checks two independent descriptions of the protocol against each other.
+//
+// Tests drive the user side with [Server.UserSends] and [Server.UserPresses],
+// observe the bot side through [Server.Snapshot] and [Server.WaitFor], and
+// provoke failures with flood-control emulation ([Server.EnableFloodControl])
+// and deterministic fault injection ([Server.FailNext], [Server.FailWhen],
+// [Server.Delay], [Server.DropConnection]). Every call is logged with the fake
+// clock's time so [Server.ViolationsOfRetryAfter] can prove that a chat was
+// left alone while Telegram had told the bot to wait.
+//
+// Where the real service is undocumented the fake is deliberately stricter:
+// lengths are counted in UTF-16 units (Telegram has been measured counting code
+// points), a bare "&" in HTML is rejected by default, and a penalised chat
+// refuses every method, not only sends.
+package tgfake
