@@ -1,0 +1,14 @@
+// Package state is the daemon's durable memory: a single SQLite database
+// (modernc.org/sqlite, so no cgo) holding everything a restart must not lose.
+//
+// It keeps the Telegram update offset, per-chat session identity and settings,
+// the ids of "live" Telegram messages (progress messages and pending approval
+// prompts) so a restarted daemon can reconcile orphans, the approval audit log
+// with an atomic decide-once rule, per-turn statistics with a cumulative cost
+// per chat, and an outbox journal of sends that must survive a crash.
+//
+// A Store is safe for concurrent use by many goroutines (one actor per chat).
+// Writes are serialised in-process and committed before the method returns;
+// reads run concurrently with writes thanks to WAL mode. The package knows
+// nothing about Telegram's API or the CLI beyond the identifiers it stores.
+package state

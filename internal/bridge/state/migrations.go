@@ -1,0 +1,132 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations[i] brings the schema from version i to i+1 (PRAGMA
+// user_version). Append only: never edit a shipped entry, because databases
+// in the field have already run it.
+var migrations = []string{
+	// 1: initial schema.
+	`
+CREATE TABLE update_offset (
+	id             INTEGER PRIMARY KEY CHECK (id = 1), -- a single row
+	last_update_id INTEGER NOT NULL
+);
+
+CREATE TABLE chats (
+	chat_id         INTEGER NOT NULL,
+	thread_id       INTEGER NOT NULL DEFAULT 0,
+	session_id      TEXT    NOT NULL DEFAULT '',
+	model           TEXT    NOT NULL DEFAULT '',
+	permission_mode TEXT    NOT NULL DEFAULT '',
+	workdir         TEXT    NOT NULL DEFAULT '',
+	last_active     INTEGER NOT NULL DEFAULT 0,
+	cost_usd        REAL    NOT NULL DEFAULT 0,
+	turns           INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (chat_id, thread_id)
+);
+CREATE INDEX chats_last_active ON chats (last_active);
+
+-- Telegram message ids are unique within a chat across its topics, so the
+-- thread is data here, not part of the key.
+CREATE TABLE live_messages (
+	chat_id    INTEGER NOT NULL,
+	thread_id  INTEGER NOT NULL DEFAULT 0,
+	message_id INTEGER NOT NULL,
+	kind       TEXT    NOT NULL CHECK (kind IN ('progress', 'approval')),
+	ref        TEXT    NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (chat_id, message_id)
+);
+
+CREATE TABLE approvals (
+	token       TEXT    PRIMARY KEY,
+	chat_id     INTEGER NOT NULL,
+	thread_id   INTEGER NOT NULL DEFAULT 0,
+	message_id  INTEGER NOT NULL DEFAULT 0,
+	request_id  TEXT    NOT NULL,
+	session_id  TEXT    NOT NULL DEFAULT '',
+	tool        TEXT    NOT NULL DEFAULT '',
+	summary     TEXT    NOT NULL DEFAULT '',
+	input_json  BLOB,
+	suggestions BLOB,
+	created_at  INTEGER NOT NULL,
+	expires_at  INTEGER NOT NULL DEFAULT 0,
+	decision    TEXT    NOT NULL DEFAULT '' CHECK (decision IN
+		('', 'allow', 'deny', 'always', 'answer', 'expired', 'withdrawn', 'interrupted')),
+	decided_by  INTEGER NOT NULL DEFAULT 0,
+	decided_at  INTEGER NOT NULL DEFAULT 0,
+	note        TEXT    NOT NULL DEFAULT ''
+);
+-- Pending approvals are few and read at every startup; the audit log grows.
+CREATE INDEX approvals_pending ON approvals (created_at) WHERE decision = '';
+CREATE INDEX approvals_chat ON approvals (chat_id, thread_id, created_at);
+
+CREATE TABLE turns (
+	id              INTEGER PRIMARY KEY,
+	chat_id         INTEGER NOT NULL,
+	thread_id       INTEGER NOT NULL,
+	session_id      TEXT    NOT NULL DEFAULT '',
+	started_at      INTEGER NOT NULL,
+	duration_ns     INTEGER NOT NULL,
+	cost_usd        REAL    NOT NULL,
+	context_pct     REAL    NOT NULL,
+	ok              INTEGER NOT NULL,
+	terminal_reason TEXT    NOT NULL DEFAULT '',
+	FOREIGN KEY (chat_id, thread_id) REFERENCES chats (chat_id, thread_id)
+);
+CREATE INDEX turns_chat ON turns (chat_id, thread_id, started_at);
+
+-- AUTOINCREMENT so an acked id is never handed out again: a late or
+-- duplicated ack for an old item must not delete a new one.
+CREATE TABLE outbox (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	chat_id    INTEGER NOT NULL,
+	thread_id  INTEGER NOT NULL DEFAULT 0,
+	kind       TEXT    NOT NULL,
+	payload    BLOB    NOT NULL,
+	created_at INTEGER NOT NULL,
+	attempts   INTEGER NOT NULL DEFAULT 0
+);
+`,
+}
+
+// migrate applies the migrations the database has not seen, all in one
+// transaction: a crash midway leaves the old schema, never half of a new one.
+// The version is read inside the (immediate) transaction so two processes
+// opening the same new database cannot both apply migration 1.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var version int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if version > len(migrations) {
+			return fmt.Errorf("schema version %d, this binary knows up to %d: %w",
+				version, len(migrations), ErrSchemaTooNew)
+		}
+		for i := version; i < len(migrations); i++ {
+			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("apply migration %d: %w", i+1, err)
+			}
+			// PRAGMA takes no bound parameters; i is ours, not input.
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
+				return fmt.Errorf("record schema version %d: %w", i+1, err)
+			}
+		}
+		return nil
+	})
+}
+
+// SchemaVersion reports the database's schema version, for diagnostics.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,37 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// LastUpdateID returns the highest Telegram update id recorded as handled,
+// or 0 if none. Poll with offset LastUpdateID()+1.
+func (s *Store) LastUpdateID(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.db.QueryRowContext(ctx, `SELECT last_update_id FROM update_offset WHERE id = 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read last update id: %w", err)
+	}
+	return id, nil
+}
+
+// SetLastUpdateID records id as handled. It never moves the offset
+// backwards: handlers finish out of order, and a slow one saving an older
+// id must not make a restart replay updates that were already handled.
+// The rule lives in SQL so it holds even against another writer.
+func (s *Store) SetLastUpdateID(ctx context.Context, id int64) error {
+	_, err := s.exec(ctx, `
+INSERT INTO update_offset (id, last_update_id) VALUES (1, ?)
+ON CONFLICT (id) DO UPDATE SET last_update_id = excluded.last_update_id
+WHERE excluded.last_update_id > update_offset.last_update_id`, id)
+	if err != nil {
+		return fmt.Errorf("save last update id %d: %w", id, err)
+	}
+	return nil
+}
