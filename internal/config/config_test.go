@@ -420,6 +420,28 @@ func TestIntervalFor(t *testing.T) {
 	assert.Equal(t, 5*time.Second, p.IntervalFor(true))
 }
 
+func TestDurationString(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{1500 * time.Millisecond, "1.5s"},
+		{30 * time.Second, "30s"},
+		{30 * time.Minute, "30m"},
+		{90 * time.Second, "1m30s"},
+		{time.Hour, "1h"},
+		{time.Hour + 30*time.Minute, "1h30m"},
+		{time.Hour + 5*time.Second, "1h0m5s"},
+		{-2 * time.Minute, "-2m"},
+	} {
+		assert.Equal(t, tc.want, Duration(tc.d).String(), "%d", tc.d)
+		var back Duration
+		require.NoError(t, back.UnmarshalText([]byte(tc.want)))
+		assert.Equal(t, tc.d, back.Std(), "round trip of %s", tc.want)
+	}
+}
+
 func TestDuration(t *testing.T) {
 	var d Duration
 	require.NoError(t, d.UnmarshalText([]byte("1h2m3s")))

@@ -1,0 +1,92 @@
+package config
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/config/*.golden.txt from the current output")
+
+// goldenDir is shared with the rest of the repository's test data.
+const goldenDir = "../../testdata/config"
+
+// TestGolden loads every testdata/config/*.toml and compares the outcome with
+// the matching .golden.txt: the Dump of the loaded config for good-*.toml,
+// the full error text for bad-*.toml. "@HOME@" in a file stands for a
+// temporary home directory (which has a project/ and a claude-home/
+// subdirectory), and is written back in the output so goldens are stable.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*.toml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+
+	for _, file := range files {
+		name := filepath.Base(file)
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			for _, d := range []string{"project", "claude-home"} {
+				require.NoError(t, os.Mkdir(filepath.Join(home, d), 0o700))
+			}
+			data, err := os.ReadFile(file)
+			require.NoError(t, err)
+			data = []byte(strings.ReplaceAll(string(data), "@HOME@", home))
+
+			cfg, err := Parse(data, envMap(map[string]string{"HOME": home}))
+			var got string
+			switch {
+			case strings.HasPrefix(name, "good-"):
+				require.NoError(t, err)
+				got = cfg.Dump()
+			case strings.HasPrefix(name, "bad-"):
+				require.Error(t, err)
+				got = err.Error() + "\n"
+			default:
+				t.Fatalf("golden inputs are named good-*.toml or bad-*.toml, not %s", name)
+			}
+			got = strings.ReplaceAll(got, home, "@HOME@")
+			assert.NotContains(t, got, testTokenSecret)
+
+			golden := strings.TrimSuffix(file, ".toml") + ".golden.txt"
+			if *update {
+				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test -run TestGolden -update to create it")
+			assert.Equal(t, string(want), got)
+		})
+	}
+}
+
+// TestDumpRoundTrips checks that Dump is valid TOML describing the same
+// config, which also guards tomlValue against a new field type it cannot
+// render.
+func TestDumpRoundTrips(t *testing.T) {
+	home := t.TempDir()
+	cfg := Default()
+	cfg.Telegram.BotToken = NewSecret(testToken)
+	cfg.Telegram.AllowedUserIDs = []int64{1, 2}
+	cfg.Telegram.AllowedChatIDs = []int64{-100}
+	cfg.Claude.Workdir = home
+	cfg.Claude.ExtraArgs = []string{"--add-dir", `C:\odd "quoted"` + "\ttab"}
+	cfg.Claude.Env = map[string]string{"B": "2", "A": "1\n", "with space": "x"}
+	cfg.State.Dir = home
+
+	dump := cfg.Dump()
+	assert.NotContains(t, dump, "<unsupported")
+	assert.NotContains(t, dump, testTokenSecret)
+
+	// Put the token back (Dump redacts it) and parse the dump.
+	dump = strings.Replace(dump, `bot_token = "[redacted]"`, `bot_token = "`+testToken+`"`, 1)
+	// "with space" is not a valid env name, so drop it before validating.
+	dump = strings.Replace(dump, `, "with space" = "x"`, "", 1)
+	back, err := Parse([]byte(dump), envMap(map[string]string{"HOME": home}))
+	require.NoError(t, err, dump)
+	delete(cfg.Claude.Env, "with space")
+	assert.Equal(t, cfg, *back)
+}
