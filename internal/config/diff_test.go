@@ -1,0 +1,122 @@
+package config
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// wantReloadable is the brief's list of keys safe to apply on SIGHUP, written
+// out independently of the implementation's table.
+var wantReloadable = map[string]bool{
+	"telegram.allowed_user_ids": true,
+	"telegram.allow_any_user":   true,
+	"telegram.allowed_chat_ids": true,
+	"progress.interval":         true,
+	"progress.max_rows":         true,
+	"progress.verbose":          true,
+	"progress.on_finish":        true,
+	"progress.typing":           true,
+	"claude.idle_timeout":       true,
+	"claude.approval_timeout":   true,
+	"claude.stop_timeout":       true,
+	"log.level":                 true,
+	"daemon.drain_timeout":      true,
+}
+
+// mutate changes v to a different value of its type.
+func mutate(t *testing.T, v reflect.Value) {
+	t.Helper()
+	switch x := v.Addr().Interface().(type) {
+	case *Secret:
+		*x = NewSecret(x.Reveal() + "x")
+		return
+	case *Duration:
+		*x += 1
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(v.String() + "x")
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+	case reflect.Int, reflect.Int64:
+		v.SetInt(v.Int() + 1)
+	case reflect.Slice:
+		v.Set(reflect.Append(v, reflect.Zero(v.Type().Elem())))
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		m.SetMapIndex(reflect.ValueOf("K"), reflect.ValueOf("v"))
+		v.Set(m)
+	default:
+		t.Fatalf("mutate: unhandled kind %s", v.Kind())
+	}
+}
+
+func TestDiffEachKey(t *testing.T) {
+	base := Default()
+	keys := schemaKeys()
+	for i, key := range keys {
+		t.Run(key, func(t *testing.T) {
+			next := Default()
+			mutate(t, next.fields()[i].value)
+			reload, restart := base.Diff(&next)
+			if wantReloadable[key] {
+				assert.Equal(t, []string{key}, reload)
+				assert.Empty(t, restart)
+			} else {
+				assert.Empty(t, reload)
+				assert.Equal(t, []string{key}, restart)
+			}
+			assert.Equal(t, wantReloadable[key], IsReloadable(key))
+		})
+	}
+	for key := range wantReloadable {
+		assert.Contains(t, keys, key, "the reloadable list names a key the schema lacks")
+	}
+}
+
+func TestDiff(t *testing.T) {
+	base := Default()
+	base.Telegram.BotToken = NewSecret(testToken)
+	base.Telegram.AllowedUserIDs = []int64{1}
+
+	t.Run("identical", func(t *testing.T) {
+		next := base
+		reload, restart := base.Diff(&next)
+		assert.Nil(t, reload)
+		assert.Nil(t, restart)
+	})
+
+	t.Run("empty equals unset", func(t *testing.T) {
+		next := base
+		next.Telegram.AllowedChatIDs = []int64{}
+		next.Claude.ExtraArgs = []string{}
+		next.Claude.Env = map[string]string{}
+		reload, restart := base.Diff(&next)
+		assert.Nil(t, reload)
+		assert.Nil(t, restart)
+	})
+
+	t.Run("several, in schema order", func(t *testing.T) {
+		next := base
+		next.Log.Level = LogDebug
+		next.Telegram.BotToken = NewSecret("1:other")
+		next.Progress.Verbose = true
+		next.Telegram.AllowedUserIDs = []int64{1, 2}
+		next.Claude.Env = map[string]string{"A": "b"}
+		next.State.Dir = "/elsewhere"
+		reload, restart := base.Diff(&next)
+		assert.Equal(t, []string{"telegram.allowed_user_ids", "progress.verbose", "log.level"}, reload)
+		assert.Equal(t, []string{"telegram.bot_token", "claude.env", "state.dir"}, restart)
+	})
+
+	t.Run("slice element change", func(t *testing.T) {
+		next := base
+		next.Telegram.AllowedUserIDs = []int64{7}
+		reload, _ := base.Diff(&next)
+		require.Equal(t, []string{"telegram.allowed_user_ids"}, reload)
+	})
+}

@@ -1,0 +1,74 @@
+package config
+
+import (
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const examplePath = "../../untether.example.toml"
+
+// readExample returns the example file with claude.workdir pointed at an
+// existing temporary directory, and an env with a temporary HOME.
+func readExample(t *testing.T) ([]byte, func(string) string) {
+	t.Helper()
+	data, err := os.ReadFile(examplePath)
+	require.NoError(t, err)
+	workdirLine := regexp.MustCompile(`(?m)^workdir = ".*"$`)
+	require.Len(t, workdirLine.FindAll(data, -1), 1, "the example sets claude.workdir exactly once")
+	data = workdirLine.ReplaceAll(data, []byte(`workdir = "`+t.TempDir()+`"`))
+	return data, envMap(map[string]string{"HOME": t.TempDir()})
+}
+
+func TestExampleLoads(t *testing.T) {
+	data, env := readExample(t)
+	cfg, err := Parse(data, env)
+	require.NoError(t, err)
+
+	// Apart from the three required values, the example documents the
+	// defaults: loading only the required keys must give the same config.
+	required := "telegram.bot_token = " + quoteString(cfg.Telegram.BotToken.Reveal()) + "\n" +
+		"telegram.allowed_user_ids = " + tomlValue(reflect.ValueOf(cfg.Telegram.AllowedUserIDs)) + "\n" +
+		"claude.workdir = " + quoteString(cfg.Claude.Workdir) + "\n"
+	defaults, err := Parse([]byte(required), env)
+	require.NoError(t, err)
+	reload, restart := defaults.Diff(cfg)
+	assert.Empty(t, reload, "example values that differ from the defaults")
+	assert.Empty(t, restart, "example values that differ from the defaults")
+}
+
+func TestExampleHasEveryKey(t *testing.T) {
+	data, _ := readExample(t)
+	var doc map[string]any
+	md, err := toml.Decode(string(data), &doc)
+	require.NoError(t, err)
+	keys := schemaKeys()
+	require.Greater(t, len(keys), 20, "the schema walk found too few keys")
+	for _, key := range keys {
+		assert.True(t, md.IsDefined(strings.Split(key, ".")...), "untether.example.toml does not set %s", key)
+	}
+}
+
+// TestExampleExplainsEveryKey requires a comment directly above each key,
+// so the example stays a newcomer's documentation.
+func TestExampleExplainsEveryKey(t *testing.T) {
+	data, _ := readExample(t)
+	lines := strings.Split(string(data), "\n")
+	assignment := regexp.MustCompile(`^[a-z_]+ = `)
+	n := 0
+	for i, line := range lines {
+		if !assignment.MatchString(line) {
+			continue
+		}
+		n++
+		require.Positive(t, i)
+		assert.True(t, strings.HasPrefix(lines[i-1], "#"), "line %d (%s) has no comment above it", i+1, line)
+	}
+	assert.Len(t, schemaKeys(), n, "one assignment per schema key")
+}
