@@ -139,7 +139,7 @@ func (s *Store) SetApprovalMessage(ctx context.Context, token string, id Message
 // DecideApproval records the decision if, and only if, the approval is still
 // pending. When two users press buttons at once exactly one call succeeds;
 // the others get ErrAlreadyDecided and must not answer the CLI. The
-// compare-and-set is a single UPDATE guarded by decision = '', so it holds
+// compare-and-set is a single UPDATE guarded by "still pending", so it holds
 // across processes too. A zero at means now; by is 0 for daemon decisions.
 func (s *Store) DecideApproval(ctx context.Context, token string, d Decision, by UserID, at time.Time, note string) error {
 	if !d.Final() {
