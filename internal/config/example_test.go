@@ -72,3 +72,30 @@ func TestExampleExplainsEveryKey(t *testing.T) {
 	}
 	assert.Len(t, schemaKeys(), n, "one assignment per schema key")
 }
+
+// TestExampleReloadMarkers keeps the "(reload)" notes in the example in step
+// with IsReloadable: a key's comment block carries the marker exactly when
+// the key can be reloaded, unless its section's comment carries it for all.
+func TestExampleReloadMarkers(t *testing.T) {
+	data, _ := readExample(t)
+	header := regexp.MustCompile(`^\[([a-z_.]+)\]$`)
+	assignment := regexp.MustCompile(`^([a-z_]+) = `)
+	var comment []string
+	section, sectionReload := "", false
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "#"):
+			comment = append(comment, line)
+			continue
+		case header.MatchString(line):
+			section = header.FindStringSubmatch(line)[1]
+			sectionReload = strings.Contains(strings.Join(comment, " "), "(reload)")
+		case assignment.MatchString(line):
+			key := section + "." + assignment.FindStringSubmatch(line)[1]
+			marked := sectionReload || strings.Contains(strings.Join(comment, " "), "(reload)")
+			assert.Equal(t, IsReloadable(key), marked, "%s: reload marker in the example disagrees with IsReloadable", key)
+		}
+		comment = nil
+	}
+}
