@@ -267,3 +267,25 @@ func TestClosedStore(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "save last update id 1")
 }
+
+// The path goes into a file: URI; characters that mean something in a URI
+// must not be read as query parameters or a fragment.
+func TestOpenPathWithURICharacters(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "a b?c=d#e%20f&_pragma=x")
+	s, err := state.Open(ctx, dir)
+	require.NoError(t, err)
+	require.NoError(t, s.SetLastUpdateID(ctx, 7))
+	require.NoError(t, s.Close())
+
+	_, err = os.Stat(filepath.Join(dir, state.FileName))
+	require.NoError(t, err, "the database is where we asked, not at a truncated path")
+	entries, err := os.ReadDir(filepath.Dir(dir))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no stray file beside the state dir")
+
+	s = openStore(t, dir)
+	got, err := s.LastUpdateID(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), got)
+}
