@@ -17,9 +17,9 @@ import (
 const waitLimit = 10 * time.Second
 
 const (
-	dm    tgfake.ChatID = 111
-	group tgfake.ChatID = -100200
-	forum tgfake.ChatID = -100300
+	dm    tgfake.ChatID   = 111
+	group tgfake.ChatID   = -100200
+	forum tgfake.ChatID   = -100300
 	topic tgfake.ThreadID = 7
 )
 
