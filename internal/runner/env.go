@@ -1,0 +1,44 @@
+package runner
+
+import (
+	"sort"
+	"strings"
+)
+
+// inheritedEnv are the variables of the daemon's own environment the CLI
+// may see. Everything else (the bot token above all) is withheld; the
+// configured env table adds what the CLI needs on top.
+var inheritedEnv = map[string]bool{
+	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true,
+	"LANG": true, "TERM": true, "TMPDIR": true, "TZ": true,
+}
+
+func inheritable(name string) bool {
+	return inheritedEnv[name] || strings.HasPrefix(name, "LC_") || strings.HasPrefix(name, "XDG_")
+}
+
+// BuildEnv returns the CLI's environment: the allow-listed part of
+// inherited, overlaid by extra, plus IS_SANDBOX=1 when bypassPermissions is
+// asked for as root (the CLI refuses that mode as root otherwise). The
+// result is sorted so it is stable in logs and tests.
+func BuildEnv(inherited []string, extra map[string]string, mode PermissionMode, euid int) []string {
+	vars := map[string]string{}
+	for _, kv := range inherited {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && inheritable(k) {
+			vars[k] = v
+		}
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	if mode == ModeBypassPermissions && euid == 0 {
+		vars["IS_SANDBOX"] = "1"
+	}
+	env := make([]string, 0, len(vars))
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
