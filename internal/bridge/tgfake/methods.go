@@ -370,11 +370,7 @@ func (s *Server) documentLocked(p params) (*Document, *apiError) {
 	if f, ok := p.files["document"]; ok {
 		mt := f.contentType
 		if mt == "" || mt == "application/octet-stream" {
-			if byExt := mime.TypeByExtension(path.Ext(f.name)); byExt != "" {
-				mt, _, _ = mime.ParseMediaType(byExt)
-			} else {
-				mt = "application/octet-stream"
-			}
+			mt = mimeByName(f.name)
 		}
 		d := &Document{FileID: fmt.Sprintf("BQACAgIAAxkBAAI%06d", len(s.files)+1), FileName: f.name, MimeType: mt, Data: f.data}
 		s.files[d.FileID] = d
@@ -389,11 +385,23 @@ func (s *Server) documentLocked(p params) (*Document, *apiError) {
 		return &cp, nil
 	}
 	if u, err := url.Parse(ref); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		d := &Document{FileID: fmt.Sprintf("BQACAgIAAxkBAAI%06d", len(s.files)+1), FileName: path.Base(u.Path), MimeType: "application/octet-stream"}
+		name := path.Base(u.Path)
+		d := &Document{FileID: fmt.Sprintf("BQACAgIAAxkBAAI%06d", len(s.files)+1), FileName: name, MimeType: mimeByName(name)}
 		s.files[d.FileID] = d
 		return d, nil
 	}
 	return nil, badRequest("wrong file identifier/HTTP URL specified")
+}
+
+// mimeByName guesses a MIME type from the file name, as Telegram does for
+// uploads labelled application/octet-stream.
+func mimeByName(name string) string {
+	if byExt := mime.TypeByExtension(path.Ext(name)); byExt != "" {
+		if mt, _, err := mime.ParseMediaType(byExt); err == nil {
+			return mt
+		}
+	}
+	return "application/octet-stream"
 }
 
 // sendMessageDraft streams a partial message to a private chat (Bot API

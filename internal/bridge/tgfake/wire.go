@@ -31,6 +31,8 @@ type wireUser struct {
 	CanJoinGroups           *bool  `json:"can_join_groups,omitempty"`
 	CanReadAllGroupMessages *bool  `json:"can_read_all_group_messages,omitempty"`
 	SupportsInlineQueries   *bool  `json:"supports_inline_queries,omitempty"`
+	CanConnectToBusiness    *bool  `json:"can_connect_to_business,omitempty"`
+	HasMainWebApp           *bool  `json:"has_main_web_app,omitempty"`
 }
 
 type wireChat struct {
@@ -204,6 +206,7 @@ func (s *Server) botUser(forGetMe bool) wireUser {
 	if forGetMe {
 		t, f := true, false
 		u.CanJoinGroups, u.CanReadAllGroupMessages, u.SupportsInlineQueries = &t, &f, &f
+		u.CanConnectToBusiness, u.HasMainWebApp = &f, &f
 	}
 	return u
 }
