@@ -1,0 +1,30 @@
+// Package outbox is the single writer for every Telegram message the daemon
+// sends, edits or deletes, and for its typing indicators.
+//
+// Telegram punishes bursts with 429 penalties that grow when ignored, and the
+// Python Untether lost final answers and approval prompts in exactly those
+// storms. So nothing else in the daemon calls sendMessage, editMessageText,
+// deleteMessage or sendChatAction: callers enqueue operations here and learn
+// the outcome asynchronously through a [Pending].
+//
+// Per chat the outbox keeps two FIFO queues. High priority (approval prompts,
+// final answers, error notices, decision edits) always runs before low
+// priority (progress edits), and typing runs only when nothing else is
+// waiting. Edits of one [Message] coalesce, latest wins, and an edit whose
+// content equals what the message already shows is never sent. Calls are
+// paced by a token bucket per chat shared by sends, edits and deletes, and by
+// a global bucket. A 429 pauses only the chat it came from, for retry_after
+// plus jitter, and the same operation is retried afterwards; transport errors
+// are retried with capped exponential backoff until [Outbox.Close] gives up.
+// Telegram's 400s are turned into something useful where possible: "not
+// modified" is success, an edit target that is gone becomes a new message, a
+// parse error is resent as plain text, and an over-long text is split.
+//
+// High-priority sends can be journaled through a [Journal] before their first
+// attempt so that a crash does not lose them; [Outbox.Restore] replays them at
+// startup. Delivery is therefore at least once: a crash between Telegram
+// accepting a message and the journal recording it replays it.
+//
+// Answering callback queries deliberately does not go through the outbox: it
+// must happen within seconds, never behind pacing (Untether #247, #546).
+package outbox

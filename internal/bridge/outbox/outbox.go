@@ -1,0 +1,529 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+	"github.com/rs/zerolog"
+	"golang.org/x/time/rate"
+)
+
+// API is the slice of the Telegram client the outbox drives. *bot.Bot
+// satisfies it. Implementations must honour ctx cancellation, because Close
+// relies on it to bound shutdown.
+type API interface {
+	SendMessage(ctx context.Context, params *bot.SendMessageParams) (*models.Message, error)
+	EditMessageText(ctx context.Context, params *bot.EditMessageTextParams) (*models.Message, error)
+	DeleteMessage(ctx context.Context, params *bot.DeleteMessageParams) (bool, error)
+	SendChatAction(ctx context.Context, params *bot.SendChatActionParams) (bool, error)
+}
+
+var _ API = (*bot.Bot)(nil)
+
+// Defaults for [Options]. The pacing values follow Telegram's bot FAQ: about
+// one message per second per private chat, at most 20 per minute per group,
+// about 30 per second overall (telegram.md §2.2), with headroom.
+const (
+	DefaultPrivateInterval   = time.Second
+	DefaultPrivateBurst      = 2
+	DefaultGroupInterval     = 3 * time.Second // 20 per minute
+	DefaultGroupBurst        = 1               // a larger burst would exceed 20/min
+	DefaultGlobalRate        = rate.Limit(25)  // per second, under the ~30/s limit
+	DefaultGlobalBurst       = 5
+	DefaultTypingInterval    = 4 * time.Second // the status lasts ≤5 s
+	DefaultBackoffMin        = 500 * time.Millisecond
+	DefaultBackoffMax        = 30 * time.Second
+	DefaultRetryAfter        = 5 * time.Second // when a 429 carries no retry_after
+	DefaultRateLimitJitter   = time.Second
+	DefaultCallTimeout       = 30 * time.Second // a slow call must not freeze a chat (Untether #145)
+	DefaultForbiddenCooldown = 5 * time.Minute
+	// DefaultSplitLimit is the chunk size, in UTF-16 code units, for the
+	// last-resort split of an over-long text. Telegram allows 4096 after
+	// entity parsing; UTF-16 units are the conservative reading.
+	DefaultSplitLimit = 4000
+	journalTimeout    = 5 * time.Second
+)
+
+// Options configures an [Outbox]. Zero values select the defaults above.
+type Options struct {
+	// Logger is used when an operation's context carries no logger.
+	Logger *zerolog.Logger
+	// Clock drives pacing, pauses and backoff; tests inject a fake.
+	Clock Clock
+	// Journal, if set, records high-priority sends before their first attempt.
+	Journal Journal
+	// OnReplaced is called (from a worker goroutine, without locks held) when
+	// an edit target was gone and the content went out as a new message, so
+	// the bridge can persist the new id. It must not block for long.
+	OnReplaced func(m *Message, oldID, newID MessageID)
+
+	PrivateInterval time.Duration // per-chat pacing for chat ids > 0
+	PrivateBurst    int
+	GroupInterval   time.Duration // per-chat pacing for chat ids < 0
+	GroupBurst      int
+	GlobalRate      rate.Limit // all chats together
+	GlobalBurst     int
+	TypingInterval  time.Duration // at most one typing action per chat per interval
+
+	BackoffMin        time.Duration // transport/5xx retry backoff, doubling
+	BackoffMax        time.Duration
+	RateLimitJitter   time.Duration // upper bound of the jitter added to retry_after
+	CallTimeout       time.Duration // per Telegram request
+	ForbiddenCooldown time.Duration // how long a 403 chat is failed without calls
+	SplitLimit        int           // see DefaultSplitLimit
+
+	// Jitter returns a random duration in [0, max). Tests make it
+	// deterministic.
+	Jitter func(max time.Duration) time.Duration
+}
+
+func (opt Options) withDefaults() Options {
+	setDur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	setInt := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if opt.Logger == nil {
+		l := zerolog.Nop()
+		opt.Logger = &l
+	}
+	if opt.Clock == nil {
+		opt.Clock = realClock{}
+	}
+	setDur(&opt.PrivateInterval, DefaultPrivateInterval)
+	setInt(&opt.PrivateBurst, DefaultPrivateBurst)
+	setDur(&opt.GroupInterval, DefaultGroupInterval)
+	setInt(&opt.GroupBurst, DefaultGroupBurst)
+	if opt.GlobalRate <= 0 {
+		opt.GlobalRate = DefaultGlobalRate
+	}
+	setInt(&opt.GlobalBurst, DefaultGlobalBurst)
+	setDur(&opt.TypingInterval, DefaultTypingInterval)
+	setDur(&opt.BackoffMin, DefaultBackoffMin)
+	setDur(&opt.BackoffMax, DefaultBackoffMax)
+	setDur(&opt.RateLimitJitter, DefaultRateLimitJitter)
+	setDur(&opt.CallTimeout, DefaultCallTimeout)
+	setDur(&opt.ForbiddenCooldown, DefaultForbiddenCooldown)
+	setInt(&opt.SplitLimit, DefaultSplitLimit)
+	if opt.Jitter == nil {
+		opt.Jitter = func(max time.Duration) time.Duration {
+			if max <= 0 {
+				return 0
+			}
+			return rand.N(max)
+		}
+	}
+	return opt
+}
+
+// numShards spreads the chat map over several locks so that enqueues for
+// different chats rarely contend.
+const numShards = 32
+
+type shard struct {
+	mu    sync.RWMutex
+	chats map[int64]*chat
+}
+
+// Outbox is the single writer of Telegram messages. It is safe for
+// concurrent use. Each chat with queued work has one worker goroutine, which
+// retires once the chat is idle and its pacing state has fully recovered.
+type Outbox struct {
+	api    API
+	opt    Options
+	clock  Clock
+	global *rate.Limiter
+
+	shards  [numShards]shard
+	closing atomic.Bool
+	runCtx  context.Context
+	stopRun context.CancelFunc
+	wg      sync.WaitGroup
+
+	unflushedMu sync.Mutex
+	unflushed   []UnflushedOp
+
+	stats counters
+}
+
+// New returns a running outbox that writes through api.
+func New(api API, opts Options) *Outbox {
+	opts = opts.withDefaults()
+	o := &Outbox{
+		api:    api,
+		opt:    opts,
+		clock:  opts.Clock,
+		global: rate.NewLimiter(opts.GlobalRate, opts.GlobalBurst),
+	}
+	o.runCtx, o.stopRun = context.WithCancel(context.Background())
+	for i := range o.shards {
+		o.shards[i].chats = make(map[int64]*chat)
+	}
+	return o
+}
+
+// Send enqueues a new message and returns its handle at once; the handle's
+// Sent() resolves with the message id. Edits may target the handle before it
+// is sent: they wait for the id. High-priority sends are journaled first when
+// a [Journal] is configured; ctx bounds that write and supplies the logger.
+//
+// Cancelling ctx does not cancel the send. Enqueued messages are delivered
+// until [Outbox.Close] gives up, so that a chat actor shutting down before
+// the outbox drains does not lose its final answer.
+func (o *Outbox) Send(ctx context.Context, key ChatKey, prio Priority, c Content, opts SendOptions) *Message {
+	m := &Message{key: key, tag: opts.Tag, sent: newPending()}
+	kb, err := validate(key, c)
+	if err != nil {
+		m.unsent = err
+		m.sent.resolve(Result{}, err)
+		return m
+	}
+	op := &op{
+		kind: kindSend, prio: prio, key: key, msg: m,
+		text: c.Text, kb: kb, replyTo: opts.ReplyTo, silent: opts.Silent,
+		pending: m.sent, log: ctxLogger(ctx),
+	}
+	if o.opt.Journal != nil && prio == High && !o.closing.Load() {
+		o.journalSave(ctx, op, opts.Tag)
+	}
+	o.enqueue(ctx, op)
+	return m
+}
+
+// Adopt returns a handle for a message sent before (for example one whose id
+// was persisted before a restart), so it can be edited or deleted.
+func (o *Outbox) Adopt(key ChatKey, id MessageID) *Message {
+	m := &Message{key: key, sent: resolvedPending(Result{MessageID: id, Outcome: OutcomeSent}, nil)}
+	m.id.Store(int64(id))
+	return m
+}
+
+// Edit replaces the text and keyboard of m. Pending edits of the same message
+// coalesce: the latest content wins and superseded edits resolve with
+// OutcomeSuperseded. An edit to the content the message already shows costs
+// no request. A High edit also lifts a pending Low edit of m to High.
+func (o *Outbox) Edit(ctx context.Context, m *Message, prio Priority, c Content) *Pending {
+	kb, err := validate(m.key, c)
+	if err != nil {
+		return resolvedPending(Result{}, err)
+	}
+	ch, err := o.lockChat(m.key.Chat)
+	if err != nil {
+		return resolvedPending(Result{}, err)
+	}
+	defer ch.mu.Unlock()
+	if err := ch.blocked(o.clock.Now()); err != nil {
+		return resolvedPending(Result{}, err)
+	}
+	switch {
+	case m.deleted || m.deleteQueued:
+		return resolvedPending(Result{}, ErrDeleted)
+	case m.unsent != nil:
+		return resolvedPending(Result{}, &UnsentError{Err: m.unsent})
+	}
+	p := newPending()
+	if e := m.pendingEdit; e != nil {
+		e.pending.resolve(Result{Outcome: OutcomeSuperseded}, nil)
+		o.stats.coalesced.Add(1)
+		e.text, e.kb, e.pending, e.log = c.Text, kb, p, ctxLogger(ctx)
+		e.plain, e.hashed = false, false
+		if prio > e.prio {
+			ch.remove(e)
+			e.prio = prio
+			ch.push(e)
+		}
+	} else {
+		e := &op{kind: kindEdit, prio: prio, key: m.key, msg: m, text: c.Text, kb: kb, pending: p, log: ctxLogger(ctx)}
+		m.pendingEdit = e
+		ch.push(e)
+	}
+	ch.signal()
+	return p
+}
+
+// Delete removes m. Pending edits of m are dropped (OutcomeSuperseded). A
+// message Telegram no longer has counts as deleted; one it refuses to delete
+// (older than 48 h) fails.
+func (o *Outbox) Delete(ctx context.Context, m *Message, prio Priority) *Pending {
+	ch, err := o.lockChat(m.key.Chat)
+	if err != nil {
+		return resolvedPending(Result{}, err)
+	}
+	defer ch.mu.Unlock()
+	if err := ch.blocked(o.clock.Now()); err != nil {
+		return resolvedPending(Result{}, err)
+	}
+	switch {
+	case m.deleted || m.deleteQueued:
+		return resolvedPending(Result{Outcome: OutcomeDeleted}, nil)
+	case m.unsent != nil:
+		return resolvedPending(Result{}, &UnsentError{Err: m.unsent})
+	}
+	if e := m.pendingEdit; e != nil {
+		e.pending.resolve(Result{Outcome: OutcomeSuperseded}, nil)
+		ch.remove(e)
+		m.pendingEdit = nil
+	}
+	m.deleteQueued = true
+	p := newPending()
+	ch.push(&op{kind: kindDelete, prio: prio, key: m.key, msg: m, pending: p, log: ctxLogger(ctx)})
+	ch.signal()
+	return p
+}
+
+// Typing shows the typing indicator in the chat. It is best effort: at most
+// one per chat per TypingInterval is sent, only when no message operation of
+// the chat is waiting (a message is better evidence of life, and typing must
+// never delay one), and a request that waits longer than TypingInterval, or
+// that a newer sent message made moot, is dropped with OutcomeSkipped. Typing
+// takes a global token but not the chat's message budget.
+func (o *Outbox) Typing(ctx context.Context, key ChatKey) *Pending {
+	ch, err := o.lockChat(key.Chat)
+	if err != nil {
+		return resolvedPending(Result{}, err)
+	}
+	defer ch.mu.Unlock()
+	now := o.clock.Now()
+	if err := ch.blocked(now); err != nil {
+		return resolvedPending(Result{}, err)
+	}
+	if !ch.lastTyping.IsZero() && now.Before(ch.lastTyping.Add(o.opt.TypingInterval)) {
+		return resolvedPending(Result{Outcome: OutcomeSkipped}, nil)
+	}
+	p := newPending()
+	if t := ch.typing; t != nil {
+		t.pending.resolve(Result{Outcome: OutcomeSkipped}, nil)
+	}
+	ch.seq++
+	ch.typing = &op{kind: kindTyping, prio: Low, key: key, pending: p, log: ctxLogger(ctx), at: now, seq: ch.seq}
+	ch.signal()
+	return p
+}
+
+// Unblock forgets a 403 or migration verdict for chat, for example when a
+// user who had blocked the bot writes to it again.
+func (o *Outbox) Unblock(chat int64) {
+	ch, err := o.lockChat(chat)
+	if err != nil {
+		return
+	}
+	ch.blockedUntil, ch.blockErr = time.Time{}, nil
+	ch.signal()
+	ch.mu.Unlock()
+}
+
+// Close stops accepting operations and drains: everything queued is still
+// delivered (pacing and 429 pauses included) until ctx ends. Typing requests
+// are dropped. If ctx ends first, in-flight requests are cancelled and the
+// result is an *UnflushedError listing what was not delivered; journaled
+// sends among those stay journaled for [Outbox.Restore]. Calling Close again
+// returns ErrClosed.
+func (o *Outbox) Close(ctx context.Context) error {
+	if !o.closing.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	var chats []*chat
+	for i := range o.shards {
+		sh := &o.shards[i]
+		// Taking the write lock is also the barrier after which no enqueue
+		// can start a new worker, so wg.Wait below cannot race wg.Add.
+		sh.mu.Lock()
+		for _, c := range sh.chats {
+			chats = append(chats, c)
+		}
+		sh.mu.Unlock()
+	}
+	for _, c := range chats {
+		c.mu.Lock()
+		if c.typing != nil {
+			c.typing.pending.resolve(Result{Outcome: OutcomeSkipped}, nil)
+			c.typing = nil
+		}
+		c.signal()
+		c.mu.Unlock()
+	}
+	done := make(chan struct{})
+	go func() { o.wg.Wait(); close(done) }()
+	var cause error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		cause = ctx.Err()
+		o.stopRun()
+		<-done
+	}
+	o.stopRun()
+	o.unflushedMu.Lock()
+	defer o.unflushedMu.Unlock()
+	if len(o.unflushed) == 0 {
+		return nil
+	}
+	if cause == nil {
+		cause = ErrClosed
+	}
+	return &UnflushedError{Ops: append([]UnflushedOp(nil), o.unflushed...), Cause: cause}
+}
+
+// Stats is a snapshot of the outbox counters.
+type Stats struct {
+	Sent        uint64 // new messages, including split continuations
+	Edited      uint64
+	Replaced    uint64 // edits delivered as new messages
+	Deleted     uint64
+	ChatActions uint64
+	Coalesced   uint64 // edits superseded by a newer edit before sending
+	Unchanged   uint64 // edits skipped as identical or "not modified"
+	RateLimited uint64 // 429 answers
+	Retries     uint64 // transport/5xx failures that were retried
+	PlainText   uint64 // parse-error fallbacks to plain text
+	Splits      uint64 // over-long texts split as a last resort
+	Failed      uint64 // operations that failed permanently
+	JournalErrs uint64
+	ActiveChats int // chats with a worker
+	Queued      int // operations waiting, excluding in-flight ones
+}
+
+type counters struct {
+	sent, edited, replaced, deleted, chatActions atomic.Uint64
+	coalesced, unchanged, rateLimited, retries   atomic.Uint64
+	plainText, splits, failed, journalErrs       atomic.Uint64
+}
+
+// Stats returns the counters and current queue sizes.
+func (o *Outbox) Stats() Stats {
+	s := Stats{
+		Sent: o.stats.sent.Load(), Edited: o.stats.edited.Load(), Replaced: o.stats.replaced.Load(),
+		Deleted: o.stats.deleted.Load(), ChatActions: o.stats.chatActions.Load(),
+		Coalesced: o.stats.coalesced.Load(), Unchanged: o.stats.unchanged.Load(),
+		RateLimited: o.stats.rateLimited.Load(), Retries: o.stats.retries.Load(),
+		PlainText: o.stats.plainText.Load(), Splits: o.stats.splits.Load(),
+		Failed: o.stats.failed.Load(), JournalErrs: o.stats.journalErrs.Load(),
+	}
+	for i := range o.shards {
+		sh := &o.shards[i]
+		sh.mu.RLock()
+		for _, c := range sh.chats {
+			s.ActiveChats++
+			c.mu.Lock()
+			s.Queued += len(c.high) + len(c.low)
+			c.mu.Unlock()
+		}
+		sh.mu.RUnlock()
+	}
+	return s
+}
+
+func validate(key ChatKey, c Content) (json.RawMessage, error) {
+	if key.Chat == 0 {
+		return nil, fmt.Errorf("%w: chat id 0", ErrInvalid)
+	}
+	if c.Text == "" {
+		return nil, fmt.Errorf("%w: empty text", ErrInvalid)
+	}
+	if c.Keyboard == nil {
+		return nil, nil
+	}
+	if raw, ok := c.Keyboard.(json.RawMessage); ok {
+		return raw, nil
+	}
+	kb, err := json.Marshal(c.Keyboard)
+	if err != nil {
+		return nil, fmt.Errorf("%w: marshal keyboard: %v", ErrInvalid, err)
+	}
+	if string(kb) == "null" {
+		return nil, nil
+	}
+	return kb, nil
+}
+
+// ctxLogger returns the logger carried by ctx, or nil so the outbox falls
+// back to Options.Logger.
+func ctxLogger(ctx context.Context) *zerolog.Logger {
+	if ctx == nil {
+		return nil
+	}
+	l := zerolog.Ctx(ctx)
+	if l.GetLevel() == zerolog.Disabled {
+		return nil
+	}
+	return l
+}
+
+func (o *Outbox) logger(op *op) *zerolog.Logger {
+	if op != nil && op.log != nil {
+		return op.log
+	}
+	return o.opt.Logger
+}
+
+// lockChat returns the chat's state with its mutex held, starting a worker if
+// the chat has none.
+func (o *Outbox) lockChat(id int64) (*chat, error) {
+	sh := &o.shards[uint64(id)%numShards]
+	for {
+		sh.mu.RLock()
+		c := sh.chats[id]
+		sh.mu.RUnlock()
+		if c == nil {
+			sh.mu.Lock()
+			if o.closing.Load() {
+				sh.mu.Unlock()
+				return nil, ErrClosed
+			}
+			if c = sh.chats[id]; c == nil {
+				c = o.newChat(id)
+				sh.chats[id] = c
+				o.wg.Add(1)
+				go o.run(c)
+			}
+			sh.mu.Unlock()
+		}
+		c.mu.Lock()
+		if c.gone {
+			// The worker retired between lookup and lock; look again.
+			c.mu.Unlock()
+			continue
+		}
+		if o.closing.Load() {
+			c.mu.Unlock()
+			return nil, ErrClosed
+		}
+		return c, nil
+	}
+}
+
+func (o *Outbox) enqueue(ctx context.Context, op *op) {
+	c, err := o.lockChat(op.key.Chat)
+	if err == nil {
+		err = c.blocked(o.clock.Now())
+		if err == nil {
+			c.push(op)
+			c.signal()
+		}
+		c.mu.Unlock()
+	}
+	if err == nil {
+		return
+	}
+	if op.msg != nil {
+		op.msg.unsent = err
+	}
+	op.pending.resolve(Result{}, err)
+	// A closed outbox keeps the journal entry for replay; anything else is a
+	// verdict about the chat that replaying would only repeat.
+	if op.journal != 0 && err != ErrClosed {
+		o.journalDone(op)
+	}
+}
