@@ -77,6 +77,11 @@ func runeUnits(r rune) int {
 func VisibleLen(html string) int {
 	n := 0
 	for i := 0; i < len(html); {
+		if c := html[i]; c < utf8.RuneSelf && c != '<' && c != '&' {
+			n++
+			i++
+			continue
+		}
 		a := nextAtom(html, i)
 		if a.kind == atomText {
 			n += a.units

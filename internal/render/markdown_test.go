@@ -243,7 +243,7 @@ func FuzzMarkdown(f *testing.F) {
 		"[a](https://x.com \"t&<>\")", "<https://x.com?a=\"b\">", "***a `b` c***", "~~a **b `c` d** e~~",
 		"😀😀😀😀😀😀😀😀\n\n👨‍👩‍👧‍👦👨‍👩‍👧‍👦", "a\u0301\u0301\u0301b", "\x00\xff\xfe", "1. a\n   > b\n   > ```\n   > c\n   > ```",
 		strings.Repeat("word ", 300), strings.Repeat("x", 500), strings.Repeat("- a\n  ", 40) + "- b",
-		strings.Repeat("```go\n" + strings.Repeat("a<b&c\n", 40) + "```\n\n", 3),
+		strings.Repeat("```go\n"+strings.Repeat("a<b&c\n", 40)+"```\n\n", 3),
 	} {
 		f.Add(s)
 	}

@@ -107,25 +107,51 @@ func (sp *splitter) run() {
 	prevRune := rune(-1)
 	prevNewlineEnd := -1 // byte end of the previous atom if it was a literal "\n"
 	for i := 0; i < len(s); {
-		a := nextAtom(s, i)
-		switch a.kind {
-		case atomStartTag:
-			stack = &openTag{parent: stack, name: a.name, raw: s[a.start:a.end]}
-			prevNewlineEnd = -1
-			i = a.end
-			continue
-		case atomEndTag:
-			stack = stack.pop(a.name)
-			prevNewlineEnd = -1
-			i = a.end
-			continue
-		case atomVoidTag:
-			prevNewlineEnd = -1
-			i = a.end
-			continue
+		if isPlainByte(s[i]) && prevRune != zeroWidthJoiner {
+			// Fastest path: a run of ASCII that is neither markup nor a
+			// whitespace cut candidate, and fits the chunk, only moves the
+			// hard-cut candidate to its last byte.
+			j := i + 1
+			for j < len(s) && isPlainByte(s[j]) {
+				j++
+			}
+			if cum+(j-i)-sp.startCum <= sp.limit {
+				last := cum + (j - i) - 1
+				sp.hard = cutPoint{ok: true, off: j - 1, cum: last, next: j - 1, nextCum: last, stack: stack}
+				cum += j - i
+				prevRune = rune(s[j-1])
+				prevNewlineEnd = -1
+				i = j
+				continue
+			}
+		}
+		var a atom
+		var r rune
+		if c := s[i]; c < utf8.RuneSelf && c != '<' && c != '&' {
+			// Fast path: plain ASCII is most of any message.
+			a = atom{kind: atomText, start: i, end: i + 1, units: 1}
+			r = rune(c)
+		} else {
+			a = nextAtom(s, i)
+			switch a.kind {
+			case atomStartTag:
+				stack = &openTag{parent: stack, name: a.name, raw: s[a.start:a.end]}
+				prevNewlineEnd = -1
+				i = a.end
+				continue
+			case atomEndTag:
+				stack = stack.pop(a.name)
+				prevNewlineEnd = -1
+				i = a.end
+				continue
+			case atomVoidTag:
+				prevNewlineEnd = -1
+				i = a.end
+				continue
+			}
+			r = a.firstRune(s)
 		}
 
-		r := a.firstRune(s)
 		if !isGraphemeExtender(r) && prevRune != zeroWidthJoiner {
 			sp.hard = cutPoint{ok: true, off: i, cum: cum, next: i, nextCum: cum, stack: stack}
 		}
@@ -148,6 +174,13 @@ func (sp *splitter) run() {
 			if !found {
 				break // a single atom larger than the limit; nothing to cut
 			}
+			// Newlines right after the cut would only open the next
+			// message with blank lines (a blank line found too late to be
+			// the preferred cut), so they go with the cut.
+			for c.next < len(s) && s[c.next] == '\n' {
+				c.next++
+				c.nextCum++
+			}
 			sp.emit(s[sp.start:c.off], c.stack)
 			sp.start, sp.startCum, sp.startStack = c.next, c.nextCum, c.stack
 		}
@@ -163,6 +196,12 @@ func (sp *splitter) run() {
 	if sp.start < len(s) {
 		sp.emit(s[sp.start:], nil)
 	}
+}
+
+// isPlainByte reports whether c is ASCII text with no meaning to the
+// splitter: not markup, not an entity, not whitespace.
+func isPlainByte(c byte) bool {
+	return c > ' ' && c < utf8.RuneSelf && c != '<' && c != '&'
 }
 
 // choose picks where the current chunk ends: the best whitespace cut that
