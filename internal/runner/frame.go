@@ -128,6 +128,9 @@ type UserFrame struct {
 	IsSynthetic     bool            `json:"isSynthetic"`
 	IsReplay        bool            `json:"isReplay"`
 	ToolUseResult   json.RawMessage `json:"tool_use_result"`
+	// RefusedMessageID marks the synthetic continuation the CLI sends
+	// itself after safeguards stopped a response.
+	RefusedMessageID string `json:"refused_message_id"`
 }
 
 func (*UserFrame) Kind() string { return "user" }

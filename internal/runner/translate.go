@@ -209,6 +209,12 @@ func (t *Translator) user(f *UserFrame, out []Event) []Event {
 		out = append(out, Unknown{Kind: f.Kind(), Err: err})
 	}
 	parent := ToolUseID(deref(f.ParentToolUseID))
+	if f.RefusedMessageID != "" {
+		// The assistant frames of a refused response carry stop_reason null
+		// (the CLI forwards blocks before the stop), so this synthetic
+		// continuation is where a safeguard stop becomes visible.
+		out = append(out, Notice{Kind: NoticeSafeguard, Level: "notice", Text: "Safeguards stopped the response; Claude continues once with that noted."})
+	}
 	for _, b := range blocks {
 		if b.Type != "tool_result" {
 			continue // interrupt markers, synthetic continuations, media echoes
