@@ -1,0 +1,317 @@
+package render
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/untether/untether/internal/runner"
+)
+
+// FinalMeta is what the final answer's footer shows. Zero fields fall back
+// to the result's own numbers, and are left out when those are zero too.
+type FinalMeta struct {
+	Duration       time.Duration
+	CostUSD        float64
+	ContextPercent float64
+	Model          string
+}
+
+// Layout limits of final messages, in UTF-16 units.
+const (
+	errorDetailMax = 600
+	stderrTailMax  = 1500
+	resetTextMax   = 40
+)
+
+// RenderFinal renders a turn's result as one or more messages, each at most
+// [SafeChunkLimit] visible units, with a footer ("⏱ 12s · $0.0042 · ctx 3% ·
+// claude-opus-5-5") on the last. A successful answer is converted from
+// Markdown; an empty one becomes "(no text answer)" because Telegram
+// refuses empty messages. An interrupted turn says "Stopped." above any
+// partial answer. Other failures become a short explanation with a hint
+// (overloaded, usage or rate limit with its reset time, authentication,
+// refusal, maximum turns, …) and an excerpt of the CLI's error text.
+func RenderFinal(tc runner.TurnCompleted, meta FinalMeta) []string {
+	var body string
+	switch {
+	case tc.Aborted():
+		body = "⏹ <b>Stopped.</b>"
+		if strings.TrimSpace(tc.Answer) != "" {
+			body += "\n\n" + MarkdownToHTML(tc.Answer)
+		}
+	case !tc.OK:
+		body = renderError(tc)
+	case strings.TrimSpace(tc.Answer) == "":
+		body = "<i>(no text answer)</i>"
+	default:
+		body = MarkdownToHTML(tc.Answer)
+		if strings.TrimSpace(HTMLToPlain(body)) == "" {
+			body = "<i>(no text answer)</i>"
+		}
+	}
+
+	footer := finalFooter(tc, meta)
+	chunks := SplitHTML(body, SafeChunkLimit)
+	if len(chunks) == 0 {
+		chunks = []string{"<i>(no text answer)</i>"}
+	}
+	if footer == "" {
+		return chunks
+	}
+	// The footer goes under the last chunk; if it does not fit there, that
+	// chunk is split again with room for it.
+	room := SafeChunkLimit - UTF16Len(footer) - 2
+	last := chunks[len(chunks)-1]
+	if VisibleLen(last) > room {
+		chunks = append(chunks[:len(chunks)-1], SplitHTML(last, room)...)
+		last = chunks[len(chunks)-1]
+	}
+	chunks[len(chunks)-1] = last + "\n\n" + EscapeHTML(footer)
+	return chunks
+}
+
+// finalFooter is the plain-text footer line, "" when there is nothing to
+// say.
+func finalFooter(tc runner.TurnCompleted, meta FinalMeta) string {
+	dur := meta.Duration
+	if dur <= 0 {
+		dur = tc.Duration
+	}
+	cost := meta.CostUSD
+	if cost <= 0 {
+		cost = tc.CostUSD
+	}
+	ctx := meta.ContextPercent
+	if ctx <= 0 {
+		ctx = tc.ContextPercent
+	}
+	parts := make([]string, 0, 4)
+	if dur > 0 {
+		parts = append(parts, "⏱ "+FormatElapsed(dur))
+	}
+	if cost > 0 {
+		parts = append(parts, formatCost(cost))
+	}
+	if c := formatContext(ctx); c != "" {
+		parts = append(parts, "ctx "+c)
+	}
+	if m := Truncate(oneLine(meta.Model), footerModelMax); m != "" {
+		parts = append(parts, m)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// errorKind classifies a failed result for the user.
+type errorKind uint8
+
+const (
+	errGeneric errorKind = iota
+	errOverloaded
+	errUsageLimit
+	errRateLimit
+	errAuth
+	errRefusal
+	errMaxTurns
+	errBudget
+	errConnection
+	errContextLength
+	errNoConversation
+)
+
+// classifyError looks at the typed fields first and the text only when they
+// say nothing, because the CLI's wording changes between versions.
+func classifyError(tc runner.TurnCompleted, text string) errorKind {
+	lower := strings.ToLower(text)
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(lower, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case tc.StopReason == "refusal" || strings.Contains(tc.TerminalReason, "refusal"):
+		return errRefusal
+	case tc.Subtype == "error_max_turns" || tc.TerminalReason == "max_turns":
+		return errMaxTurns
+	case strings.HasPrefix(tc.Subtype, "error_max_budget"):
+		return errBudget
+	case tc.APIErrorStatus == 401 || tc.APIErrorStatus == 403 ||
+		tc.APIError == "authentication_error" || tc.APIError == "permission_error" || tc.APIError == "authentication_failed" ||
+		has("authentication", "invalid api key", "/login", "oauth token has expired"):
+		return errAuth
+	case tc.APIError == "usage_limit_reached" || has("usage limit", "hit your") && has("limit"):
+		return errUsageLimit
+	case tc.APIErrorStatus == 429 || strings.HasPrefix(tc.APIError, "rate_limit") || has("rate limit", "rate_limit"):
+		return errRateLimit
+	case tc.APIErrorStatus == 529 || tc.APIError == "overloaded_error" || has("overloaded"):
+		return errOverloaded
+	case tc.APIError == "connection_failed" || has("econnrefused", "connection refused", "connection error", "enotfound", "fetch failed"):
+		return errConnection
+	case has("prompt is too long", "context length", "context window"):
+		return errContextLength
+	case has("no conversation found"):
+		return errNoConversation
+	}
+	return errGeneric
+}
+
+// errorText is the CLI's explanation: the answer (for API errors it is the
+// CLI's synthetic error text) and the result's errors, minus the CLI's
+// internal diagnostics.
+func errorText(tc runner.TurnCompleted) string {
+	parts := make([]string, 0, 1+len(tc.Errors))
+	if s := strings.TrimSpace(tc.Answer); s != "" {
+		parts = append(parts, s)
+	}
+	for _, e := range tc.Errors {
+		if e = strings.TrimSpace(e); e != "" && !strings.HasPrefix(e, "[ede_diagnostic]") {
+			parts = append(parts, e)
+		}
+	}
+	return apiErrorMessage(strings.Join(parts, "\n"))
+}
+
+// apiErrorMessage replaces a raw API error body such as
+// `API Error: 500 {"type":"error","error":{"type":"api_error","message":"x"}}`
+// with its message, so the user never sees JSON.
+func apiErrorMessage(s string) string {
+	i := strings.IndexByte(s, '{')
+	if i < 0 {
+		return s
+	}
+	var body struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+		Message string `json:"message"`
+	}
+	dec := json.NewDecoder(strings.NewReader(s[i:]))
+	if dec.Decode(&body) != nil {
+		return s
+	}
+	msg := firstNonEmpty(body.Error.Message, body.Message)
+	if msg == "" {
+		return s
+	}
+	rest := strings.TrimSpace(s[i+int(dec.InputOffset()):])
+	out := strings.TrimSpace(s[:i]) + " " + msg
+	if rest != "" {
+		out += "\n" + rest
+	}
+	return strings.TrimSpace(out)
+}
+
+// resetTime extracts "3:18am (UTC)" from "… · resets 3:18am (UTC)".
+func resetTime(text string) string {
+	lower := strings.ToLower(text)
+	i := strings.Index(lower, "resets ")
+	n := len("resets ")
+	if i < 0 {
+		if i = strings.Index(lower, "reset at "); i < 0 {
+			return ""
+		}
+		n = len("reset at ")
+	}
+	s := text[i+n:]
+	s = strings.TrimPrefix(s, "at ")
+	if j := strings.IndexAny(s, "\n·|"); j >= 0 {
+		s = s[:j]
+	}
+	if j := strings.Index(s, ". "); j >= 0 {
+		s = s[:j]
+	}
+	return Truncate(strings.TrimSuffix(strings.TrimSpace(s), "."), resetTextMax)
+}
+
+func renderError(tc runner.TurnCompleted) string {
+	text := errorText(tc)
+	var title, hint string
+	switch classifyError(tc, text+" "+tc.APIError) {
+	case errOverloaded:
+		title = "⚠️ Claude is overloaded"
+		hint = "Anthropic's API is busy (529). This is usually temporary: send your message again in a minute."
+	case errUsageLimit:
+		title = "⛔ Usage limit reached"
+		if r := resetTime(text); r != "" {
+			title += " · resets " + r
+		}
+		hint = "Claude cannot answer until the limit resets; send your message again then."
+	case errRateLimit:
+		title = "⛔ Rate limited"
+		if r := resetTime(text); r != "" {
+			title += " · resets " + r
+		}
+		hint = "Too many requests (429). Wait a minute and send your message again."
+	case errAuth:
+		title = "🔑 Authentication failed"
+		hint = "Claude Code on the host is not logged in or its key was rejected. Run claude /login there, or check ANTHROPIC_API_KEY."
+	case errRefusal:
+		title = "🛡 Claude declined to respond"
+		hint = "Its safeguards flagged this request. Try rephrasing it, or start over with /new."
+	case errMaxTurns:
+		title = "🔁 Stopped at the maximum number of turns"
+		if tc.NumTurns > 0 {
+			title += " (" + strconv.Itoa(tc.NumTurns) + ")"
+		}
+		hint = "Send “continue” to let Claude carry on."
+	case errBudget:
+		title = "💰 Budget limit reached"
+		hint = "The turn stopped at its spending cap."
+	case errConnection:
+		title = "🌐 Cannot reach the Claude API"
+		hint = "Check the host's network connection, proxy or firewall, then send your message again."
+	case errContextLength:
+		title = "📚 The conversation is too long"
+		hint = "Run /compact to summarise it, or /new to start over."
+	case errNoConversation:
+		title = "♻️ The session could not be resumed"
+		hint = "Send your message again to start a new session."
+	default:
+		title = "❌ Claude reported an error"
+		if tc.APIErrorStatus != 0 {
+			title += " (" + strconv.Itoa(tc.APIErrorStatus) + ")"
+		}
+	}
+	var w htmlText
+	w.raw("<b>")
+	w.text(title)
+	w.raw("</b>")
+	if hint != "" {
+		w.raw("\n")
+		w.text(hint)
+	}
+	if strings.TrimSpace(text) != "" {
+		w.raw("\n\n<blockquote>")
+		w.text(Truncate(strings.TrimSpace(text), errorDetailMax))
+		w.raw("</blockquote>")
+	}
+	return string(w.b)
+}
+
+// RenderCrash tells the user that the CLI process died mid-turn, with the
+// end of its stderr, and that the next message resumes the session.
+func RenderCrash(exit runner.ProcessExited) string {
+	var w htmlText
+	w.text("💥 ")
+	w.raw("<b>")
+	w.text("Claude stopped unexpectedly")
+	w.raw("</b>")
+	switch {
+	case exit.Signal != "":
+		w.text(" (signal " + Truncate(oneLine(exit.Signal), 30) + ")")
+	case exit.ExitCode >= 0:
+		w.text(" (exit " + strconv.Itoa(exit.ExitCode) + ")")
+	}
+	w.text("; your next message resumes the session.")
+	if tail := strings.TrimSpace(exit.StderrTail); tail != "" {
+		w.raw("\n\n<pre>")
+		w.text(truncateFront(tail, stderrTailMax, false))
+		w.raw("</pre>")
+	}
+	return string(w.b)
+}

@@ -1,0 +1,652 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/untether/untether/internal/runner"
+)
+
+// ProgressOptions control [RenderProgress].
+type ProgressOptions struct {
+	// MaxRows is how many of the latest tool rows to show; 0 means 8. It is
+	// capped at 64, the number of rows a Turn keeps.
+	MaxRows int
+	// Verbose adds the thinking excerpt and the error text of failed tools.
+	Verbose bool
+	// Now is the render time, for the elapsed clock and countdowns; zero
+	// means the time of the turn's latest event.
+	Now time.Time
+	// CancelData is the callback data of the Cancel button shown while the
+	// turn runs; empty means no button. It must be at most 64 bytes.
+	CancelData string
+}
+
+// Layout limits of the progress message, in UTF-16 units.
+const (
+	defaultProgressRows = 8
+	rowNameMax          = 40
+	rowSummaryMax       = 80
+	rowErrorMax         = 160
+	noteMax             = 200
+	notesTotalMax       = 1800
+	footerModelMax      = 40
+	maxTaskLines        = 3
+	// longRunning is how long a tool runs before its row shows its own
+	// elapsed time, so a long build visibly ticks (Untether's heartbeat tail).
+	longRunning = 60 * time.Second
+)
+
+// RenderProgress renders the in-place progress message of a turn: a header
+// with the phase, elapsed time and step count; the latest tool rows; notes
+// (retries, rate limits, compaction, notices, background tasks, queued
+// messages); the tail of the streamed answer; and a footer with model, mode,
+// context use and cost. The keyboard holds a Cancel button while the turn
+// runs and is empty once it has finished, which removes the button.
+//
+// The HTML is always valid for Telegram and its visible length never exceeds
+// [SafeChunkLimit]: the streamed tail and then the rows give way to fit.
+func RenderProgress(t *Turn, o ProgressOptions) (string, Keyboard) {
+	now := o.Now
+	if now.IsZero() {
+		now = t.LastEventAt
+	}
+	phase := t.Phase()
+
+	var header htmlText
+	t.writeHeader(&header, phase, now)
+
+	var notes htmlText
+	for _, n := range t.notes(now) {
+		n = Truncate(n, noteMax)
+		if notes.n+UTF16Len(n)+1 > notesTotalMax {
+			break
+		}
+		if notes.n > 0 {
+			notes.raw("\n")
+			notes.n++
+		}
+		notes.text(n)
+	}
+
+	var thinking htmlText
+	if o.Verbose && len(t.thinking.b) > 0 {
+		thinking.text("💭 ")
+		thinking.raw("<i>")
+		thinking.text(truncateFront(oneLine(t.thinking.String()), maxThinkingTail, t.thinking.cut))
+		thinking.raw("</i>")
+	}
+
+	var footer htmlText
+	t.writeFooter(&footer)
+
+	// Everything but the rows and the streamed tail is bounded by
+	// construction; those two share what is left, the rows getting at least
+	// half of it.
+	const sep = 2 // a blank line between sections
+	remaining := SafeChunkLimit - header.n - sectionLen(notes.n, sep) - sectionLen(thinking.n, sep) - sectionLen(footer.n, sep)
+	tail := t.text.String()
+	tailWant := 0
+	if strings.TrimSpace(tail) != "" {
+		tailWant = min(UTF16Len(tail), maxTextTail) + sep
+	}
+	rows := t.writeRows(o, phase, now, remaining-min(tailWant, remaining/2))
+	remaining -= sectionLen(rows.n, sep)
+
+	var text htmlText
+	if tailWant > 0 && remaining > sep+1 {
+		text.raw("<blockquote>")
+		text.text(truncateFront(tail, min(maxTextTail, remaining-sep), t.text.cut))
+		text.raw("</blockquote>")
+	}
+
+	var b strings.Builder
+	b.Grow(len(header.b) + len(rows.b) + len(notes.b) + len(thinking.b) + len(text.b) + len(footer.b) + 8)
+	b.Write(header.b)
+	for _, s := range []*htmlText{&rows, &notes, &thinking, &text, &footer} {
+		if s.n > 0 {
+			b.WriteString("\n\n")
+			b.Write(s.b)
+		}
+	}
+
+	var kb Keyboard
+	if !phase.Finished() && o.CancelData != "" {
+		kb.Rows = [][]Button{{{Text: "⏹ Cancel", CallbackData: o.CancelData}}}
+	}
+	return b.String(), kb
+}
+
+// RenderProgressFinal is the compact form the progress message is edited to
+// once the answer has been sent, e.g. "✅ Done · 12 steps · 1m05s".
+func RenderProgressFinal(t *Turn, o ProgressOptions) string {
+	now := o.Now
+	if now.IsZero() {
+		now = t.LastEventAt
+	}
+	var w htmlText
+	phase := t.Phase()
+	w.text(phase.icon() + " ")
+	w.raw("<b>")
+	w.text(phase.String())
+	w.raw("</b>")
+	if t.Steps > 0 {
+		w.text(" · " + plural(t.Steps, "step", "steps"))
+	}
+	w.text(" · " + FormatElapsed(t.elapsed(now)))
+	if t.Result != nil && t.Result.CostUSD > 0 {
+		w.text(" · " + formatCost(t.Result.CostUSD))
+	}
+	return string(w.b)
+}
+
+func sectionLen(n, sep int) int {
+	if n == 0 {
+		return 0
+	}
+	return n + sep
+}
+
+// elapsed is the turn's wall-clock time: to now while it runs, to its end
+// once finished.
+func (t *Turn) elapsed(now time.Time) time.Duration {
+	end := now
+	if !t.FinishedAt.IsZero() && (t.Result != nil || t.Exit != nil) {
+		end = t.FinishedAt
+	}
+	if t.StartedAt.IsZero() || end.Before(t.StartedAt) {
+		return 0
+	}
+	return end.Sub(t.StartedAt)
+}
+
+func (t *Turn) writeHeader(w *htmlText, phase Phase, now time.Time) {
+	w.text(phase.icon() + " ")
+	w.raw("<b>")
+	w.text(phase.String())
+	w.raw("</b>")
+	w.text(" · " + FormatElapsed(t.elapsed(now)))
+	if t.Steps > 0 {
+		w.text(" · " + plural(t.Steps, "step", "steps"))
+	}
+}
+
+func (t *Turn) writeFooter(w *htmlText) {
+	parts := make([]string, 0, 4)
+	if t.Model != "" {
+		parts = append(parts, Truncate(oneLine(t.Model), footerModelMax))
+	}
+	if t.Mode != "" {
+		parts = append(parts, Truncate(oneLine(string(t.Mode)), footerModelMax))
+	}
+	if r := t.Result; r != nil {
+		if c := formatContext(r.ContextPercent); c != "" {
+			parts = append(parts, "ctx "+c)
+		}
+		if r.CostUSD > 0 {
+			parts = append(parts, formatCost(r.CostUSD))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	w.raw("<i>")
+	w.text(strings.Join(parts, " · "))
+	w.raw("</i>")
+}
+
+// writeRows writes the latest rows that fit in budget, newest kept first,
+// with a line counting the steps left out.
+func (t *Turn) writeRows(o ProgressOptions, phase Phase, now time.Time, budget int) htmlText {
+	maxRows := o.MaxRows
+	if maxRows <= 0 {
+		maxRows = defaultProgressRows
+	}
+	maxRows = min(maxRows, maxKeptRows, t.rowLen)
+	// Reserve room for the "earlier steps" line, which may be needed even
+	// when every wanted row fits.
+	const earlierMax = 40
+	budget -= earlierMax
+
+	var lines [maxKeptRows]htmlText
+	shown, used := 0, 0
+	for shown < maxRows {
+		r := t.row(t.rowLen - 1 - shown)
+		var line htmlText
+		writeRow(&line, r, o.Verbose, phase.Finished(), now)
+		if used+line.n+1 > budget {
+			break
+		}
+		used += line.n + 1
+		lines[maxRows-1-shown] = line
+		shown++
+	}
+
+	var w htmlText
+	if hidden := t.Steps - shown; hidden > 0 {
+		w.raw("<i>")
+		if shown == 0 {
+			w.text(plural(hidden, "step", "steps"))
+		} else {
+			w.text("… and " + plural(hidden, "earlier step", "earlier steps"))
+		}
+		w.raw("</i>")
+	}
+	for _, line := range lines[maxRows-shown : maxRows] {
+		if w.n > 0 {
+			w.raw("\n")
+			w.n++
+		}
+		w.b = append(w.b, line.b...)
+		w.n += line.n
+	}
+	return w
+}
+
+func writeRow(w *htmlText, r *ToolRow, verbose, finished bool, now time.Time) {
+	indent := ""
+	if r.Depth > 0 {
+		indent = strings.Repeat("   ", min(r.Depth, 3)-1) + "   ↳ "
+	}
+	glyph := "▸"
+	switch {
+	case r.Status == ToolDone:
+		glyph = "✓"
+	case r.Status == ToolFailed:
+		glyph = "✗"
+	case finished:
+		glyph = "·" // never finished: the turn ended around it
+	}
+	w.text(indent + glyph + " ")
+	w.raw("<b>")
+	w.text(Truncate(oneLine(r.Name), rowNameMax))
+	w.raw("</b>")
+	if s := Truncate(oneLine(r.Summary), rowSummaryMax); s != "" {
+		w.text(" ")
+		w.raw("<code>")
+		w.text(s)
+		w.raw("</code>")
+	}
+	if r.Status == ToolRunning && !finished && !r.Started.IsZero() {
+		if d := now.Sub(r.Started); d >= longRunning {
+			w.text(" · " + FormatElapsed(d))
+		}
+	}
+	if verbose && r.Status == ToolFailed && strings.TrimSpace(r.Error) != "" {
+		w.text("\n" + indent + "   → ")
+		w.raw("<i>")
+		w.text(Truncate(oneLine(r.Error), rowErrorMax))
+		w.raw("</i>")
+	}
+}
+
+// notes returns the plain-text note lines, most urgent first.
+func (t *Turn) notes(now time.Time) []string {
+	var out []string
+	if t.sessNote != "" {
+		out = append(out, "ℹ️ "+t.sessNote)
+	}
+	switch n := len(t.pending); {
+	case n == 1:
+		out = append(out, "✋ Waiting for your approval: "+t.pending[0].Tool)
+	case n > 1:
+		tools := make([]string, n)
+		for i, p := range t.pending {
+			tools[i] = p.Tool
+		}
+		out = append(out, fmt.Sprintf("✋ %d approvals waiting: %s", n, strings.Join(tools, ", ")))
+	}
+	if t.retrying {
+		out = append(out, "🔁 API retry: "+retryText(t.retry))
+	}
+	if t.hasRateLimit {
+		out = append(out, rateLimitText(t.rateLimit, now))
+	}
+	switch t.compaction {
+	case compactionRunning:
+		out = append(out, "🗜 Compacting the conversation…")
+	case compactionDone:
+		s := "🗜 Conversation compacted"
+		if t.compactTrig == "auto" {
+			s += " automatically"
+		}
+		if t.compactPre > 0 {
+			s += ": " + formatTokens(t.compactPre) + " → " + formatTokens(t.compactPost) + " tokens"
+		}
+		out = append(out, s)
+	case compactionFailed:
+		s := "⚠️ Compaction failed"
+		if t.compactErr != "" {
+			s += ": " + oneLine(t.compactErr)
+		}
+		out = append(out, s)
+	}
+	for _, n := range t.notices {
+		out = append(out, noticeText(n))
+	}
+	if t.denials > 0 {
+		d := t.lastDenial
+		s := "🚫 " + d.Tool + " was denied"
+		if why := firstNonEmpty(d.Message, d.Reason); why != "" {
+			s += ": " + oneLine(why)
+		}
+		if t.denials > 1 {
+			s += fmt.Sprintf(" (%d denials)", t.denials)
+		}
+		out = append(out, s)
+	}
+	out = append(out, t.taskNotes()...)
+	if n := len(t.queued); n > 0 {
+		out = append(out, "📨 "+plural(n, "message", "messages")+" queued")
+	}
+	return out
+}
+
+func (t *Turn) taskNotes() []string {
+	var out []string
+	shown := 0
+	// Running tasks first: they are what keeps the session busy.
+	for pass := 0; pass < 2; pass++ {
+		for _, s := range t.tasks {
+			if s.finished() != (pass == 1) || shown == maxTaskLines {
+				continue
+			}
+			shown++
+			desc := firstNonEmpty(oneLine(s.Description), s.ID)
+			if !s.finished() {
+				line := "🧵 " + desc
+				if s.ToolUses > 0 {
+					line += " · " + plural(int(s.ToolUses), "tool use", "tool uses")
+				}
+				if s.LastTool != "" {
+					line += ", last " + s.LastTool
+				}
+				out = append(out, line)
+				continue
+			}
+			line := "🧵 " + desc + ": " + s.Status
+			if s.Summary != "" {
+				line += " — " + oneLine(s.Summary)
+			}
+			out = append(out, line)
+		}
+	}
+	if more := len(t.tasks) - shown; more > 0 {
+		out = append(out, "🧵 +"+plural(more, "more background task", "more background tasks"))
+	}
+	return out
+}
+
+// retryText is "attempt 2/10, retrying in 1.1s (529 overloaded)".
+func retryText(r runner.APIRetry) string {
+	var b strings.Builder
+	if r.Attempt > 0 {
+		b.WriteString("attempt " + strconv.Itoa(r.Attempt))
+		if r.MaxRetries > 0 {
+			b.WriteString("/" + strconv.Itoa(r.MaxRetries))
+		}
+		b.WriteString(", ")
+	}
+	b.WriteString("retrying in " + formatDelay(r.Delay))
+	status := oneLine(r.Error)
+	switch {
+	case r.Status != 0 && status != "":
+		status = strconv.Itoa(r.Status) + " " + status
+	case r.Status != 0:
+		status = strconv.Itoa(r.Status)
+	case status == "" || status == "unknown":
+		status = "connection error"
+	}
+	b.WriteString(" (" + status + ")")
+	return b.String()
+}
+
+func rateLimitText(r runner.RateLimit, now time.Time) string {
+	window := windowName(r.WindowType)
+	var s string
+	if r.Status == "rejected" {
+		s = "⛔ " + upperFirst(window) + " limit reached"
+	} else {
+		s = "⚠️ Approaching the " + window + " limit"
+		if r.Utilization >= 0 {
+			s += fmt.Sprintf(": %d%% used", int(math.Round(r.Utilization*100)))
+		}
+	}
+	if !r.ResetsAt.IsZero() {
+		s += ", resets " + formatClock(r.ResetsAt, now)
+		if d := r.ResetsAt.Sub(now); d > 0 {
+			s += " (in " + FormatElapsed(d) + ")"
+		}
+	}
+	return s
+}
+
+// windowName turns "five_hour" into "5-hour".
+func windowName(w string) string {
+	switch w {
+	case "":
+		return "usage"
+	case "five_hour":
+		return "5-hour"
+	case "seven_day":
+		return "7-day"
+	case "seven_day_opus":
+		return "7-day Opus"
+	case "seven_day_sonnet":
+		return "7-day Sonnet"
+	}
+	return strings.ReplaceAll(oneLine(w), "_", " ")
+}
+
+func noticeText(n runner.Notice) string {
+	text := oneLine(n.Text)
+	with := func(s string) string {
+		if text != "" {
+			return s + ": " + text
+		}
+		return s
+	}
+	switch n.Kind {
+	case runner.NoticeSafeguard:
+		s := "🛡 Safeguards stopped a response"
+		if n.Category != "" {
+			s += " (" + oneLine(n.Category) + ")"
+		}
+		return with(s)
+	case runner.NoticeRefusalFallback:
+		s := "↪️ Retrying after a refusal"
+		if n.FallbackModel != "" {
+			s += " on " + oneLine(n.FallbackModel)
+		}
+		return with(s)
+	case runner.NoticeRefusalNoFallback:
+		s := "🛡 Refused"
+		if n.OriginalModel != "" {
+			s += " by " + oneLine(n.OriginalModel)
+		}
+		return with(s + "; no fallback model")
+	case runner.NoticeModelFallback:
+		s := "↪️ Model fallback"
+		if n.OriginalModel != "" && n.FallbackModel != "" {
+			s += " " + oneLine(n.OriginalModel) + " → " + oneLine(n.FallbackModel)
+		}
+		return with(s)
+	}
+	if text == "" {
+		text = "(empty notice)"
+	}
+	return "ℹ️ " + text
+}
+
+// htmlText accumulates Telegram HTML and counts its visible UTF-16 units as
+// it goes, so budgets are exact without re-scanning the markup.
+type htmlText struct {
+	b []byte
+	n int
+}
+
+// raw appends markup (or pre-escaped text whose units the caller counts).
+func (w *htmlText) raw(s string) { w.b = append(w.b, s...) }
+
+// text appends s as escaped text. Invalid UTF-8 becomes U+FFFD, because
+// Telegram refuses the whole message otherwise, and control characters
+// other than newline and tab are dropped (ANSI colour codes in tool output).
+func (w *htmlText) text(s string) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case c == '&':
+				w.b = append(w.b, "&amp;"...)
+			case c == '<':
+				w.b = append(w.b, "&lt;"...)
+			case c == '>':
+				w.b = append(w.b, "&gt;"...)
+			case c == '"':
+				w.b = append(w.b, "&quot;"...)
+			case c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f):
+				w.b = append(w.b, c)
+			default:
+				continue
+			}
+			w.n++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			w.b = append(w.b, "\uFFFD"...)
+		} else {
+			w.b = append(w.b, s[i:i+size]...)
+		}
+		w.n += runeUnits(r)
+		i += size
+	}
+}
+
+// oneLine collapses runs of whitespace, newlines included, to one space.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\r\t\v\f") && !strings.Contains(s, "  ") {
+		return strings.TrimSpace(s)
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// truncateFront keeps the end of s within maxUTF16 units, starting with "…"
+// when it cuts or when cut says text before s was already dropped.
+func truncateFront(s string, maxUTF16 int, cut bool) string {
+	if maxUTF16 <= 0 {
+		return ""
+	}
+	if !cut && UTF16Len(s) <= maxUTF16 {
+		return s
+	}
+	budget := maxUTF16 - 1 // room for the ellipsis
+	i, used := len(s), 0
+	for i > 0 {
+		r, size := utf8.DecodeLastRuneInString(s[:i])
+		u := runeUnits(r)
+		if used+u > budget {
+			break
+		}
+		used += u
+		i -= size
+	}
+	return ellipsis + strings.TrimLeftFunc(s[i:], unicode.IsSpace)
+}
+
+// FormatElapsed formats a duration the way the progress header shows it:
+// "12s", "1m05s", "2h03m".
+func FormatElapsed(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return strconv.FormatInt(s, 10) + "s"
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	}
+	return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+}
+
+// formatDelay is a retry delay: one decimal under ten seconds, where the
+// difference between 0.6s and 1s is the point.
+func formatDelay(d time.Duration) string {
+	if d < 10*time.Second {
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return FormatElapsed(d)
+}
+
+// formatCost is "$0.0123" under a dollar and "$1.23" above.
+func formatCost(usd float64) string {
+	if usd < 1 {
+		return fmt.Sprintf("$%.4f", usd)
+	}
+	return fmt.Sprintf("$%.2f", usd)
+}
+
+// formatContext is "12%", with one decimal under 1%; "" when unknown.
+func formatContext(pct float64) string {
+	switch {
+	case pct <= 0 || math.IsNaN(pct):
+		return ""
+	case pct < 1:
+		return strconv.FormatFloat(pct, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(math.Round(pct), 'f', 0, 64) + "%"
+}
+
+// formatTokens is "950", "12.3k" or "1.2M".
+func formatTokens(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 1_000_000:
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatFloat(float64(n)/1_000_000, 'f', 1, 64) + "M"
+}
+
+// formatClock shows a time in UTC, with the date unless it is on now's day.
+// The daemon does not know the user's time zone, so it says which it uses.
+func formatClock(t, now time.Time) string {
+	t = t.UTC()
+	ty, tm, td := t.Date()
+	ny, nm, nd := now.UTC().Date()
+	if now.IsZero() || ty != ny || tm != nm || td != nd {
+		return t.Format("Jan 2 15:04 UTC")
+	}
+	return t.Format("15:04 UTC")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func upperFirst(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	if size == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[size:]
+}

@@ -1,0 +1,133 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StatusInfo is what /status shows about a chat's session.
+type StatusInfo struct {
+	SessionID        string
+	Model            string
+	Mode             string
+	ContextPercent   float64
+	CostUSD          float64 // the session's cost so far
+	Turns            int
+	ProcessState     string // e.g. "running", "idle", "stopped"
+	PendingApprovals int
+	Workdir          string
+	LastActive       time.Time
+	Now              time.Time
+}
+
+// CommandHelp is one line of /help.
+type CommandHelp struct {
+	Command     string // with or without the leading slash
+	Description string
+}
+
+// Layout limits of the status and help messages, in UTF-16 units.
+const (
+	statusFieldMax = 200
+	helpLineMax    = 300
+)
+
+// RenderStatus renders /status: one labelled line per field, "—" for
+// what is not known yet.
+func RenderStatus(s StatusInfo) string {
+	var w htmlText
+	w.text("📊 ")
+	w.raw("<b>")
+	w.text("Session status")
+	w.raw("</b>")
+
+	field := func(label, value string, code bool) {
+		w.raw("\n")
+		w.n++
+		w.text(label + ": ")
+		value = Truncate(oneLine(value), statusFieldMax)
+		if value == "" {
+			w.text("—")
+			return
+		}
+		if code {
+			w.raw("<code>")
+		}
+		w.text(value)
+		if code {
+			w.raw("</code>")
+		}
+	}
+	session := s.SessionID
+	if session == "" {
+		field("Session", "none yet", false)
+	} else {
+		field("Session", session, true)
+	}
+	field("Model", s.Model, false)
+	field("Mode", s.Mode, false)
+	ctx := formatContext(s.ContextPercent)
+	if ctx != "" {
+		ctx += " used"
+	}
+	field("Context", ctx, false)
+	cost := ""
+	if s.CostUSD > 0 || s.Turns > 0 {
+		cost = formatCost(s.CostUSD) + " over " + plural(s.Turns, "turn", "turns")
+	}
+	field("Cost", cost, false)
+	field("Process", s.ProcessState, false)
+	if s.PendingApprovals > 0 {
+		field("Pending approvals", strconv.Itoa(s.PendingApprovals), false)
+	}
+	field("Workdir", s.Workdir, true)
+	last := "never"
+	if !s.LastActive.IsZero() {
+		last = formatClock(s.LastActive, s.Now)
+		if !s.Now.IsZero() && !s.Now.Before(s.LastActive) {
+			last = FormatElapsed(s.Now.Sub(s.LastActive)) + " ago (" + last + ")"
+		}
+	}
+	field("Last active", last, false)
+	return string(w.b)
+}
+
+// RenderHelp renders /help: one line per command, as many as fit in one
+// message.
+func RenderHelp(commands []CommandHelp) string {
+	var w htmlText
+	w.raw("<b>")
+	w.text("Commands")
+	w.raw("</b>")
+	for i, c := range commands {
+		var line htmlText
+		line.raw("\n")
+		line.n++
+		cmd := oneLine(c.Command)
+		if cmd != "" && !strings.HasPrefix(cmd, "/") {
+			cmd = "/" + cmd
+		}
+		line.text(Truncate(cmd, 40))
+		if d := oneLine(c.Description); d != "" {
+			line.text(" — " + d)
+		}
+		if line.n > helpLineMax {
+			line = htmlText{}
+			line.raw("\n")
+			line.text(Truncate(cmd+" — "+oneLine(c.Description), helpLineMax))
+			line.n++
+		}
+		// Leave room for the line saying how many were left out.
+		if w.n+line.n > SafeChunkLimit-40 {
+			var more htmlText
+			more.raw("\n")
+			more.text("… and " + plural(len(commands)-i, "more command", "more commands"))
+			w.b = append(w.b, more.b...)
+			break
+		}
+		w.b = append(w.b, line.b...)
+		w.n += line.n
+	}
+	return string(w.b)
+}
