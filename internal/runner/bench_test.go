@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+)
+
+// benchFrames is every captured stdout line, repeated until there are at
+// least 10,000, so the benchmarks see the real mix of frame kinds and sizes.
+func benchFrames(b *testing.B) [][]byte {
+	b.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "transcripts", "*.jsonl"))
+	if err != nil || len(paths) == 0 {
+		b.Fatalf("no transcripts: %v", err)
+	}
+	var once [][]byte
+	for _, p := range paths {
+		once = append(once, transcriptOutLines(b, p)...)
+	}
+	var frames [][]byte
+	for len(frames) < 10000 {
+		frames = append(frames, once...)
+	}
+	return frames
+}
+
+func reportPerFrame(b *testing.B, n int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/frame")
+}
+
+// BenchmarkDecodeTranslate is the runner's stdout pipeline per line: type
+// peek, typed decode and translation into events.
+func BenchmarkDecodeTranslate(b *testing.B) {
+	frames := benchFrames(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var evs []Event
+	for i := 0; i < b.N; i++ {
+		tr := NewTranslator(0)
+		for _, line := range frames {
+			f, err := DecodeFrame(line)
+			evs = decodeEvents(tr, f, err, line, evs[:0])
+		}
+	}
+	reportPerFrame(b, len(frames))
+	b.ReportMetric(float64(testing.AllocsPerRun(1, func() {
+		tr := NewTranslator(0)
+		for _, line := range frames {
+			f, err := DecodeFrame(line)
+			evs = decodeEvents(tr, f, err, line, evs[:0])
+		}
+	}))/float64(len(frames)), "allocs/frame")
+}
+
+// BenchmarkBaselineUnmarshalMap is the cost of merely parsing each line
+// into map[string]any, the reference the pipeline is compared against.
+func BenchmarkBaselineUnmarshalMap(b *testing.B) {
+	frames := benchFrames(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, line := range frames {
+			var m map[string]any
+			_ = json.Unmarshal(line, &m)
+		}
+	}
+	reportPerFrame(b, len(frames))
+}
+
+// BenchmarkBaselineValid is the floor: scanning each line once.
+func BenchmarkBaselineValid(b *testing.B) {
+	frames := benchFrames(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, line := range frames {
+			_ = json.Valid(line)
+		}
+	}
+	reportPerFrame(b, len(frames))
+}
+
+// BenchmarkPeekType is the zero-allocation dispatch step alone.
+func BenchmarkPeekType(b *testing.B) {
+	frames := benchFrames(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, line := range frames {
+			_, _, _ = peekType(line)
+		}
+	}
+	reportPerFrame(b, len(frames))
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test.sh: the whole test suite, as CI runs it.
+#
+#   scripts/test.sh [go test flags...]      e.g. scripts/test.sh -run RealCLI ./internal/runner
+#
+# 1. downloads Go modules and installs the pinned Claude CLI (scripts/install-claude.sh);
+# 2. runs gofmt, go vet and `go test -race ./...` with UNTETHER_REQUIRE_REAL_CLAUDE=1,
+#    so the real-CLI tests fail instead of skipping if the CLI is missing;
+# 3. does so inside a loopback-only network namespace when the machine allows it
+#    (unshare -rn, or unshare -n as root), so no test can reach anything but 127.0.0.1/::1.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+if [ -z "${UNTETHER_IN_NETNS:-}" ]; then
+  go mod download
+  export UNTETHER_CLAUDE_BIN="${UNTETHER_CLAUDE_BIN:-$(scripts/install-claude.sh)}"
+  # Build test binaries before dropping the network: the build cache and the
+  # module cache are all the tests need afterwards.
+  go test -race -count=1 -run '^$' ./... >/dev/null
+  for try in "unshare -n" "unshare -rn"; do
+    if command -v ip >/dev/null && $try true 2>/dev/null; then
+      echo "test.sh: running tests in a loopback-only network namespace ($try)" >&2
+      exec env UNTETHER_IN_NETNS=1 $try "$0" "$@"
+    fi
+  done
+  echo "test.sh: WARNING: cannot create a network namespace; tests rely on the offline env only" >&2
+fi
+if [ -n "${UNTETHER_IN_NETNS:-}" ]; then
+  ip link set lo up
+fi
+export UNTETHER_REQUIRE_REAL_CLAUDE=1
+export GOFLAGS="${GOFLAGS:-} -mod=readonly"
+export GOPROXY=off  # inside the namespace nothing can be fetched anyway; fail fast
+
+unformatted="$(gofmt -l $(git ls-files '*.go'))"
+if [ -n "$unformatted" ]; then
+  echo "gofmt needed:" >&2; echo "$unformatted" >&2; exit 1
+fi
+go vet ./...
+if [ $# -eq 0 ]; then
+  set -- ./...
+fi
+go test -race -count=1 -timeout 15m "$@"
