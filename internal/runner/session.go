@@ -188,6 +188,16 @@ func (s *Session) State() State {
 	return s.state
 }
 
+// PID returns the live CLI process's pid, or 0 when none runs.
+func (s *Session) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.pid
+}
+
 // PermissionMode returns the mode the next process starts in.
 func (s *Session) PermissionMode() PermissionMode {
 	s.mu.Lock()

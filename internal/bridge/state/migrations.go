@@ -93,6 +93,15 @@ CREATE TABLE outbox (
 	attempts   INTEGER NOT NULL DEFAULT 0
 );
 `,
+	// 2: updates handled above the contiguous offset. Chats handle updates
+	// concurrently, so the offset is the highest id below which everything
+	// was handled; ids handled beyond it are kept so a restart that is
+	// re-sent those updates does not handle them twice.
+	`
+CREATE TABLE handled_updates (
+	update_id INTEGER PRIMARY KEY
+);
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one

@@ -35,3 +35,35 @@ WHERE excluded.last_update_id > update_offset.last_update_id`, id)
 	}
 	return nil
 }
+
+// MarkUpdateHandled records that update id was fully handled, even though
+// earlier updates may still be in flight.
+func (s *Store) MarkUpdateHandled(ctx context.Context, id int64) error {
+	if _, err := s.exec(ctx, `INSERT OR IGNORE INTO handled_updates (update_id) VALUES (?)`, id); err != nil {
+		return fmt.Errorf("mark update %d handled: %w", id, err)
+	}
+	return nil
+}
+
+// HandledUpdatesAbove returns the ids recorded by MarkUpdateHandled that are
+// greater than offset (the updates a restart must not handle again), and
+// forgets the ones at or below it, which the offset already covers.
+func (s *Store) HandledUpdatesAbove(ctx context.Context, offset int64) ([]int64, error) {
+	if _, err := s.exec(ctx, `DELETE FROM handled_updates WHERE update_id <= ?`, offset); err != nil {
+		return nil, fmt.Errorf("prune handled updates: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT update_id FROM handled_updates ORDER BY update_id`)
+	if err != nil {
+		return nil, fmt.Errorf("read handled updates: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read handled updates: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

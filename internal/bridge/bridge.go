@@ -1,0 +1,540 @@
+package bridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+	"github.com/rs/zerolog"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/runner"
+)
+
+// ErrFatalTelegram reports a Telegram condition the daemon cannot recover
+// from by itself: an invalid token, or another poller on the same token.
+var ErrFatalTelegram = errors.New("fatal Telegram error")
+
+// Options are the bridge's dependencies.
+type Options struct {
+	Config *config.Config
+	Store  *state.Store
+	Pool   *runner.Pool
+	Logger zerolog.Logger
+	// InheritEnv is the daemon's environment; only its allow-listed part
+	// reaches the CLI (runner.BuildEnv).
+	InheritEnv []string
+	// HTTPClient overrides the Telegram HTTP client (tests).
+	HTTPClient *http.Client
+	// Outbox overrides outbox options (tests shorten pacing); the journal
+	// and logger are always set by the bridge.
+	Outbox outbox.Options
+	// Ready is called once, after the first successful getUpdates round.
+	Ready func()
+}
+
+// Bridge connects Telegram chats to Claude sessions.
+type Bridge struct {
+	opts  Options
+	cfg   atomic.Pointer[config.Config]
+	log   zerolog.Logger
+	store *state.Store
+
+	bot         *bot.Bot
+	out         *outbox.Outbox
+	offsets     *offsetTracker
+	botUsername string
+
+	runCtx   context.Context
+	mu       sync.Mutex
+	chats    map[state.ChatKey]*chat
+	buttons  map[string]buttonRef // callback token → what it belongs to
+	actors   sync.WaitGroup
+	draining atomic.Bool
+	fatal    chan error
+	ready    sync.Once
+}
+
+// buttonKind is the action a callback button performs.
+type buttonKind byte
+
+const (
+	btnApprove buttonKind = 'a'
+	btnDeny    buttonKind = 'd'
+	btnAlways  buttonKind = 'A'
+	btnOption  buttonKind = 'o'
+	btnCancel  buttonKind = 'c'
+)
+
+// buttonRef is what a callback token stands for.
+type buttonRef struct {
+	key state.ChatKey
+}
+
+// New prepares a bridge; Run starts it.
+func New(opts Options) (*Bridge, error) {
+	if opts.Config == nil || opts.Store == nil {
+		return nil, errors.New("new bridge: config and store are required")
+	}
+	b := &Bridge{opts: opts, log: opts.Logger, store: opts.Store,
+		chats: map[state.ChatKey]*chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1)}
+	b.cfg.Store(opts.Config)
+	return b, nil
+}
+
+// Config returns the live configuration.
+func (b *Bridge) Config() *config.Config { return b.cfg.Load() }
+
+// Reload swaps in a new configuration; only the safe subset (allow-lists,
+// progress settings, timeouts) takes effect for running chats.
+func (b *Bridge) Reload(c *config.Config) { b.cfg.Store(c) }
+
+// Run polls Telegram and serves chats until ctx ends, then drains: running
+// turns get until drainCtx ends to finish, queued messages are flushed.
+func (b *Bridge) Run(ctx context.Context) error {
+	cfg := b.Config()
+	offset, err := b.store.LastUpdateID(ctx)
+	if err != nil {
+		return fmt.Errorf("run bridge: %w", err)
+	}
+	handled, err := b.store.HandledUpdatesAbove(ctx, offset)
+	if err != nil {
+		return fmt.Errorf("run bridge: %w", err)
+	}
+	b.offsets = newOffsetTracker(b.store, offset, handled)
+
+	poll := cfg.Telegram.PollTimeout.Std()
+	client := b.opts.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: poll + 15*time.Second}
+	}
+	b.bot, err = bot.New(cfg.Telegram.BotToken.Reveal(),
+		bot.WithServerURL(cfg.Telegram.APIURL),
+		bot.WithHTTPClient(poll, client),
+		bot.WithSkipGetMe(),
+		bot.WithNotAsyncHandlers(),
+		bot.WithWorkers(1),
+		bot.WithDefaultHandler(b.handleUpdate),
+		bot.WithErrorsHandler(b.pollError),
+		bot.WithAllowedUpdates(bot.AllowedUpdates{models.AllowedUpdateMessage, models.AllowedUpdateCallbackQuery}),
+		bot.WithInitialOffset(offset),
+		bot.WithMiddlewares(b.markReady),
+	)
+	if err != nil {
+		return fmt.Errorf("create Telegram client: %w", redactErr(err, cfg))
+	}
+	me, err := b.bot.GetMe(ctx)
+	if err != nil {
+		if errors.Is(err, bot.ErrorUnauthorized) || errors.Is(err, bot.ErrorNotFound) {
+			return fmt.Errorf("%w: the bot token was refused (getMe): %v", ErrFatalTelegram, redactErr(err, cfg))
+		}
+		return fmt.Errorf("reach Telegram (getMe): %w", redactErr(err, cfg))
+	}
+	b.botUsername = me.Username
+	b.log.Info().Str("bot", me.Username).Int64("offset", offset).Int("handled_above_offset", len(handled)).Msg("connected to Telegram")
+
+	oopts := b.opts.Outbox
+	oopts.Journal = journal{b.store}
+	lg := b.log
+	oopts.Logger = &lg
+	oopts.OnReplaced = b.messageReplaced
+	b.out = outbox.New(b.bot, oopts)
+
+	b.runCtx = ctx
+	if err := b.reconcile(ctx); err != nil {
+		b.log.Error().Err(err).Msg("reconcile state left by the previous run")
+	}
+	if _, err := b.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: botCommands()}); err != nil {
+		b.log.Warn().Err(redactErr(err, cfg)).Msg("register bot commands")
+	}
+
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		b.bot.Start(pollCtx)
+	}()
+	select {
+	case <-ctx.Done():
+		err = nil
+	case err = <-b.fatal:
+	}
+	stopPoll()
+	<-polled
+	return err
+}
+
+// Shutdown stops the chats and flushes the outbox. Running turns are given
+// until ctx ends to finish (their answers are delivered), then interrupted.
+func (b *Bridge) Shutdown(ctx context.Context) error {
+	b.draining.Store(true)
+	b.mu.Lock()
+	chats := make([]*chat, 0, len(b.chats))
+	for _, c := range b.chats {
+		chats = append(chats, c)
+	}
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range chats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.shutdown(ctx)
+		}()
+	}
+	wg.Wait()
+	b.actors.Wait()
+	if b.out == nil {
+		return nil
+	}
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := b.out.Close(flushCtx); err != nil {
+		return fmt.Errorf("flush outbox: %w", err)
+	}
+	return nil
+}
+
+// Stats is a live snapshot for sd_notify STATUS= and /status.
+type Stats struct {
+	Chats, Running, PendingApprovals int
+}
+
+// Stats counts live chats, running turns and pending approvals.
+func (b *Bridge) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var s Stats
+	for _, c := range b.chats {
+		s.Chats++
+		r, p := c.counts()
+		s.Running += r
+		s.PendingApprovals += p
+	}
+	return s
+}
+
+func (b *Bridge) markReady(next bot.HandlerFunc) bot.HandlerFunc {
+	return func(ctx context.Context, bt *bot.Bot, u *models.Update) {
+		b.ready.Do(b.signalReady)
+		next(ctx, bt, u)
+	}
+}
+
+func (b *Bridge) signalReady() {
+	if b.opts.Ready != nil {
+		b.opts.Ready()
+	}
+}
+
+// pollError sees every getUpdates failure (the library retries by itself).
+func (b *Bridge) pollError(err error) {
+	cfg := b.Config()
+	err = redactErr(err, cfg)
+	switch {
+	case errors.Is(err, bot.ErrorConflict):
+		b.log.Error().Err(err).Msg("another instance is polling this bot token (409 Conflict)")
+		b.sendFatal(fmt.Errorf("%w: another poller or a webhook uses this bot token: %v", ErrFatalTelegram, err))
+	case errors.Is(err, bot.ErrorUnauthorized):
+		b.sendFatal(fmt.Errorf("%w: the bot token was revoked: %v", ErrFatalTelegram, err))
+	case errors.Is(err, context.Canceled):
+	default:
+		b.log.Warn().Err(err).Msg("getUpdates failed; retrying")
+	}
+}
+
+func (b *Bridge) sendFatal(err error) {
+	select {
+	case b.fatal <- err:
+	default:
+	}
+}
+
+// handleUpdate runs in the library's single worker: it only checks, dedupes
+// and routes, so a slow chat never holds up the others.
+func (b *Bridge) handleUpdate(ctx context.Context, _ *bot.Bot, u *models.Update) {
+	if !b.offsets.begin(u.ID) {
+		b.log.Debug().Int64("update_id", u.ID).Msg("dropping an update already handled")
+		return
+	}
+	routed := false
+	defer func() {
+		if r := recover(); r != nil {
+			b.log.Error().Interface("panic", r).Bytes("stack", debug.Stack()).Int64("update_id", u.ID).Msg("panic while routing an update")
+		}
+		if !routed {
+			b.finishUpdate(u.ID)
+		}
+	}()
+	switch {
+	case u.Message != nil:
+		routed = b.routeMessage(ctx, u.ID, u.Message)
+	case u.CallbackQuery != nil:
+		routed = b.routeCallback(ctx, u.ID, u.CallbackQuery)
+	}
+}
+
+func (b *Bridge) finishUpdate(id int64) {
+	if err := b.offsets.finish(context.WithoutCancel(b.runCtx), id); err != nil {
+		b.log.Error().Err(err).Int64("update_id", id).Msg("persist update offset")
+	}
+}
+
+func (b *Bridge) allowedUser(id int64) bool {
+	cfg := b.Config()
+	if cfg.Telegram.AllowAnyUser {
+		return true
+	}
+	for _, u := range cfg.Telegram.AllowedUserIDs {
+		if u == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Bridge) allowedChat(id int64) bool {
+	cfg := b.Config()
+	if len(cfg.Telegram.AllowedChatIDs) == 0 {
+		return true
+	}
+	for _, c := range cfg.Telegram.AllowedChatIDs {
+		if c == id {
+			return true
+		}
+	}
+	return false
+}
+
+// chatKeyOf returns the actor key of a message: the chat, plus the forum
+// topic only for real topic messages (a General-topic message carries a
+// thread id that is not a topic).
+func chatKeyOf(m *models.Message) state.ChatKey {
+	k := state.ChatKey{Chat: state.ChatID(m.Chat.ID)}
+	if m.IsTopicMessage {
+		k.Thread = state.ThreadID(m.MessageThreadID)
+	}
+	return k
+}
+
+func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Message) bool {
+	if m.From == nil || !b.allowedUser(m.From.ID) || !b.allowedChat(m.Chat.ID) {
+		var from int64
+		if m.From != nil {
+			from = m.From.ID
+		}
+		b.log.Warn().Int64("user_id", from).Int64("chat_id", m.Chat.ID).Msg("ignoring a message from a user or chat not allowed")
+		return false
+	}
+	key := chatKeyOf(m)
+	c := b.chat(key, m.Chat.Type != models.ChatTypePrivate)
+	if c == nil {
+		return false
+	}
+	c.post(item{updateID: updateID, msg: m})
+	return true
+}
+
+// routeCallback answers the press at once (the client shows a spinner
+// until then), then hands the work to the chat.
+func (b *Bridge) routeCallback(ctx context.Context, updateID int64, cq *models.CallbackQuery) bool {
+	if !b.allowedUser(cq.From.ID) {
+		b.answerCallback(cq.ID, "You are not allowed to use this bot.", true)
+		b.log.Warn().Int64("user_id", cq.From.ID).Msg("ignoring a button press from a user not allowed")
+		return false
+	}
+	kind, token, arg, ok := parseCallbackData(cq.Data)
+	if !ok {
+		b.answerCallback(cq.ID, "This button is not recognised.", true)
+		return false
+	}
+	b.mu.Lock()
+	ref, known := b.buttons[token]
+	c := b.chats[ref.key]
+	b.mu.Unlock()
+	if !known || c == nil {
+		b.answerCallback(cq.ID, b.staleButtonText(ctx, kind, token), true)
+		return false
+	}
+	b.answerCallback(cq.ID, pressAck(kind), false)
+	c.post(item{updateID: updateID, press: &press{kind: kind, token: token, arg: arg, from: cq.From}})
+	return true
+}
+
+func (b *Bridge) staleButtonText(ctx context.Context, kind buttonKind, token string) string {
+	if kind == btnCancel {
+		return "This turn is already over."
+	}
+	if a, err := b.store.GetApproval(ctx, token); err == nil && a.Decision != state.DecisionPending {
+		return "This request is no longer waiting (" + string(a.Decision) + ")."
+	}
+	return "This button has expired."
+}
+
+func pressAck(kind buttonKind) string {
+	switch kind {
+	case btnApprove:
+		return "Approved"
+	case btnDeny:
+		return "Denied"
+	case btnAlways:
+		return "Always allowed"
+	case btnOption:
+		return "Answered"
+	case btnCancel:
+		return "Cancelling…"
+	}
+	return ""
+}
+
+// answerCallback answers a callback query off the update worker. A late
+// answer ("query is too old") is harmless and only logged.
+func (b *Bridge) answerCallback(id, text string, alert bool) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(b.runCtx), 10*time.Second)
+		defer cancel()
+		if _, err := b.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text, ShowAlert: alert}); err != nil {
+			b.log.Warn().Err(redactErr(err, b.Config())).Msg("answer callback query")
+		}
+	}()
+}
+
+// chat returns the actor for key, starting it if needed (nil while draining).
+func (b *Bridge) chat(key state.ChatKey, group bool) *chat {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c, ok := b.chats[key]; ok {
+		return c
+	}
+	if b.draining.Load() {
+		return nil
+	}
+	c := newChat(b, key, group)
+	b.chats[key] = c
+	b.actors.Add(1)
+	go func() {
+		defer b.actors.Done()
+		c.run(b.runCtx)
+	}()
+	return c
+}
+
+// newToken returns a short random callback token: 8 bytes, 11 characters,
+// so "x:<token>:<n>" stays far below Telegram's 64-byte limit and presses
+// cannot be forged by guessing.
+func newToken() string {
+	var buf [8]byte
+	_, _ = rand.Read(buf[:])
+	return base64.RawURLEncoding.EncodeToString(buf[:])
+}
+
+func (b *Bridge) registerButton(token string, key state.ChatKey) {
+	b.mu.Lock()
+	b.buttons[token] = buttonRef{key: key}
+	b.mu.Unlock()
+}
+
+func (b *Bridge) forgetButton(token string) {
+	b.mu.Lock()
+	delete(b.buttons, token)
+	b.mu.Unlock()
+}
+
+func callbackData(kind buttonKind, token string, arg int) string {
+	if kind == btnOption {
+		return string(kind) + ":" + token + ":" + strconv.Itoa(arg)
+	}
+	return string(kind) + ":" + token
+}
+
+func parseCallbackData(data string) (buttonKind, string, int, bool) {
+	parts := strings.Split(data, ":")
+	if len(parts) < 2 || len(parts[0]) != 1 || parts[1] == "" {
+		return 0, "", 0, false
+	}
+	kind := buttonKind(parts[0][0])
+	switch kind {
+	case btnApprove, btnDeny, btnAlways, btnCancel:
+		return kind, parts[1], 0, len(parts) == 2
+	case btnOption:
+		if len(parts) != 3 {
+			return 0, "", 0, false
+		}
+		n, err := strconv.Atoi(parts[2])
+		return kind, parts[1], n, err == nil && n >= 0
+	}
+	return 0, "", 0, false
+}
+
+// messageReplaced persists a new id when an edit had to become a new message.
+func (b *Bridge) messageReplaced(m *outbox.Message, oldID, newID outbox.MessageID) {
+	ctx := context.WithoutCancel(b.runCtx)
+	key := state.ChatKey{Chat: state.ChatID(m.Key().Chat), Thread: state.ThreadID(m.Key().Thread)}
+	live, err := b.store.ListLive(ctx)
+	if err != nil {
+		return
+	}
+	for _, l := range live {
+		if l.Key == key && l.MessageID == state.MessageID(oldID) {
+			_ = b.store.RemoveLive(ctx, key, l.MessageID)
+			l.MessageID = state.MessageID(newID)
+			_ = b.store.AddLive(ctx, l)
+		}
+	}
+}
+
+// redactErr removes the bot token from an error's text: go-telegram/bot
+// puts it in request URLs, which url.Error prints.
+func redactErr(err error, cfg *config.Config) error {
+	if err == nil || cfg == nil {
+		return err
+	}
+	tok := cfg.Telegram.BotToken.Reveal()
+	if tok == "" || !strings.Contains(err.Error(), tok) {
+		return err
+	}
+	return redactedError{msg: strings.ReplaceAll(err.Error(), tok, "[redacted]"), err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }
+
+// journal adapts the state store to the outbox's durability hook.
+type journal struct{ store *state.Store }
+
+func (j journal) Save(ctx context.Context, key outbox.ChatKey, kind string, payload []byte) (outbox.JournalID, error) {
+	id, err := j.store.EnqueueOutbox(ctx, state.OutboxItem{Key: state.ChatKey{Chat: state.ChatID(key.Chat), Thread: state.ThreadID(key.Thread)},
+		Kind: kind, Payload: payload, CreatedAt: time.Now()})
+	return outbox.JournalID(id), err
+}
+
+func (j journal) Done(ctx context.Context, id outbox.JournalID) error {
+	return j.store.AckOutbox(ctx, int64(id))
+}
+
+func botCommands() []models.BotCommand {
+	out := make([]models.BotCommand, 0, len(commandHelp))
+	for _, c := range commandHelp {
+		out = append(out, models.BotCommand{Command: c.Command, Description: c.Description})
+	}
+	return out
+}

@@ -1,0 +1,738 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/rs/zerolog"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
+)
+
+// item is one unit of a chat's mailbox: a Telegram message, a button press,
+// or work posted back by one of the chat's own goroutines.
+type item struct {
+	updateID int64 // 0 for internal items
+	msg      *models.Message
+	press    *press
+	fn       func()
+}
+
+type press struct {
+	kind  buttonKind
+	token string
+	arg   int
+	from  models.User
+}
+
+// chat is the actor of one Telegram chat (or forum topic). One goroutine
+// owns everything below; other goroutines talk to it through post.
+type chat struct {
+	b      *Bridge
+	key    state.ChatKey
+	outKey outbox.ChatKey
+	group  bool
+	log    zerolog.Logger
+
+	boxMu  sync.Mutex
+	box    []item
+	notify chan struct{}
+	stopCh chan context.Context
+
+	countMu          sync.Mutex
+	running, pending int
+
+	rec       state.Chat
+	haveRec   bool
+	sess      *runner.Session
+	events    <-chan runner.Event
+	turn      *turn
+	approvals map[string]*approval // by token
+	byRequest map[runner.RequestID]string
+	userMsgs  map[runner.MessageUUID]int // our message uuid → Telegram message id
+	started   runner.MessageUUID         // the message whose turn started last
+}
+
+// turn is the bridge's side of one CLI turn: its progress message.
+type turn struct {
+	view        *render.Turn
+	progress    *outbox.Message
+	progressID  state.MessageID
+	cancelToken string
+	replyTo     int
+	lastFP      uint64
+	lastRender  time.Time
+	done        bool
+	cancelled   bool
+}
+
+// approval is a pending can_use_tool request shown with buttons.
+type approval struct {
+	token    string
+	req      runner.ApprovalRequested
+	msg      *outbox.Message
+	msgID    state.MessageID
+	deadline time.Time
+	answers  map[string]string // AskUserQuestion: question → chosen label
+	options  []optionRef       // button index → question/label
+	sess     *runner.Session
+}
+
+type optionRef struct{ question, label string }
+
+func newChat(b *Bridge, key state.ChatKey, group bool) *chat {
+	return &chat{
+		b: b, key: key, group: group,
+		outKey:    outbox.ChatKey{Chat: int64(key.Chat), Thread: int(key.Thread)},
+		log:       b.log.With().Str("chat", key.String()).Logger(),
+		notify:    make(chan struct{}, 1),
+		stopCh:    make(chan context.Context, 1),
+		approvals: map[string]*approval{},
+		byRequest: map[runner.RequestID]string{},
+		userMsgs:  map[runner.MessageUUID]int{},
+	}
+}
+
+// post queues an item; it never blocks, so the update worker never waits
+// on a busy chat.
+func (c *chat) post(it item) {
+	c.boxMu.Lock()
+	c.box = append(c.box, it)
+	c.boxMu.Unlock()
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (c *chat) counts() (running, pending int) {
+	c.countMu.Lock()
+	defer c.countMu.Unlock()
+	return c.running, c.pending
+}
+
+func (c *chat) updateCounts() {
+	r := 0
+	if c.turn != nil && !c.turn.done {
+		r = 1
+	}
+	c.countMu.Lock()
+	c.running, c.pending = r, len(c.approvals)
+	c.countMu.Unlock()
+}
+
+func (c *chat) shutdown(ctx context.Context) {
+	select {
+	case c.stopCh <- ctx:
+	default:
+	}
+}
+
+func (c *chat) ctx() context.Context {
+	return c.log.WithContext(context.WithoutCancel(c.b.runCtx))
+}
+
+func (c *chat) run(ctx context.Context) {
+	tick := time.NewTicker(c.b.Config().Progress.IntervalFor(c.group))
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.notify:
+			c.drainBox()
+		case ev, ok := <-c.events:
+			if !ok {
+				c.events = nil
+				continue
+			}
+			c.safely("event", func() { c.onEvent(ev) })
+		case now := <-tick.C:
+			c.safely("tick", func() { c.onTick(now) })
+		case stopCtx := <-c.stopCh:
+			c.drainBox()
+			c.stop(stopCtx)
+			return
+		}
+	}
+}
+
+func (c *chat) drainBox() {
+	for {
+		c.boxMu.Lock()
+		if len(c.box) == 0 {
+			c.boxMu.Unlock()
+			return
+		}
+		it := c.box[0]
+		c.box = c.box[1:]
+		c.boxMu.Unlock()
+		c.safely("mailbox", func() { c.handle(it) })
+		if it.updateID != 0 {
+			c.b.finishUpdate(it.updateID)
+		}
+	}
+}
+
+// safely recovers a panic so one chat can never take the daemon down.
+func (c *chat) safely(what string, fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error().Interface("panic", r).Bytes("stack", debug.Stack()).Str("in", what).Msg("recovered panic in chat")
+		}
+	}()
+	fn()
+}
+
+func (c *chat) handle(it item) {
+	switch {
+	case it.fn != nil:
+		it.fn()
+	case it.msg != nil:
+		c.onMessage(it.msg)
+	case it.press != nil:
+		c.onPress(it.press)
+	}
+	c.updateCounts()
+}
+
+// reply sends an HTML notice at high priority.
+func (c *chat) reply(html string, replyTo int) *outbox.Message {
+	return c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: html},
+		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo)})
+}
+
+func (c *chat) record() state.Chat {
+	if !c.haveRec {
+		rec, err := c.b.store.GetChat(c.ctx(), c.key)
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			c.log.Error().Err(err).Msg("read chat state")
+		}
+		rec.Key = c.key
+		c.rec, c.haveRec = rec, true
+	}
+	return c.rec
+}
+
+func (c *chat) saveRecord() {
+	c.rec.LastActive = time.Now()
+	if err := c.b.store.PutChat(c.ctx(), c.rec); err != nil {
+		c.log.Error().Err(err).Msg("save chat state")
+	}
+}
+
+func (c *chat) onMessage(m *models.Message) {
+	if cmd, ok := parseCommand(m.Text, m.Entities, c.b.botUsername); ok {
+		c.onCommand(cmd, m)
+		return
+	}
+	text := m.Text
+	if text == "" {
+		text = m.Caption
+	}
+	if text == "" {
+		c.reply("Only text messages are supported for now.", m.ID)
+		return
+	}
+	c.sendToClaude(text, m.ID)
+}
+
+func (c *chat) ensureSession() (*runner.Session, error) {
+	if c.sess != nil {
+		return c.sess, nil
+	}
+	cfg := c.b.Config()
+	rec := c.record()
+	mode := runner.PermissionMode(cfg.Claude.PermissionMode)
+	if rec.PermissionMode != "" {
+		mode = runner.PermissionMode(rec.PermissionMode)
+	}
+	model := cfg.Claude.Model
+	if rec.Model != "" {
+		model = rec.Model
+	}
+	workdir := cfg.Claude.Workdir
+	if rec.Workdir != "" {
+		workdir = rec.Workdir
+	}
+	env := map[string]string{}
+	for k, v := range cfg.Claude.Env {
+		env[k] = v
+	}
+	if cfg.Claude.Home != "" {
+		env["HOME"] = cfg.Claude.Home
+	}
+	sess, err := runner.NewSession(runner.Config{
+		Binary: cfg.Claude.Binary, Workdir: workdir, PermissionMode: mode, Model: model,
+		ExtraArgs: cfg.Claude.ExtraArgs, Env: env, InheritEnv: c.b.opts.InheritEnv,
+		IncludePartialMessages: true,
+		IdleTimeout:            cfg.Claude.IdleTimeout.Std(), StopTimeout: cfg.Claude.StopTimeout.Std(),
+		Pool: c.b.opts.Pool, Logger: c.log,
+	}, runner.SessionID(rec.SessionID), rec.SessionID != "", 0)
+	if err != nil {
+		return nil, err
+	}
+	c.sess, c.events = sess, sess.Events()
+	c.rec.SessionID = string(sess.ID())
+	c.rec.PermissionMode = string(mode)
+	c.rec.Model = model
+	c.rec.Workdir = workdir
+	c.saveRecord()
+	c.log = c.b.log.With().Str("chat", c.key.String()).Str("session", string(sess.ID())).Logger()
+	return sess, nil
+}
+
+func (c *chat) sendToClaude(text string, msgID int) {
+	if c.b.draining.Load() {
+		c.reply("⏸ untether is restarting and did not send this to Claude. Please send it again in a minute.", msgID)
+		return
+	}
+	sess, err := c.ensureSession()
+	if err != nil {
+		c.log.Error().Err(err).Msg("create session")
+		c.reply("⚠️ Could not start Claude: "+render.EscapeHTML(err.Error()), msgID)
+		return
+	}
+	if c.turn == nil || c.turn.done {
+		c.startTurn(msgID)
+	}
+	uuid, err := sess.Send(c.ctx(), runner.UserInput{Text: text})
+	if err != nil {
+		c.log.Error().Err(err).Msg("send message to Claude")
+		c.reply("⚠️ Could not send your message to Claude: "+render.EscapeHTML(err.Error()), msgID)
+		if c.turn != nil && !c.turn.done && c.turn.view.Steps == 0 {
+			c.finishProgress(c.turn, true)
+			c.turn = nil
+		}
+		return
+	}
+	c.userMsgs[uuid] = msgID
+}
+
+// startTurn shows a progress message right away, before the CLI's first
+// frame (a cold start takes about a second).
+func (c *chat) startTurn(replyTo int) {
+	now := time.Now()
+	t := &turn{view: render.NewTurn(now), cancelToken: newToken(), replyTo: replyTo}
+	c.b.registerButton(t.cancelToken, c.key)
+	if c.sess != nil {
+		t.view.Model, t.view.Mode = c.sess.Model(), c.sess.PermissionMode()
+	}
+	html, kb := render.RenderProgress(t.view, c.progressOptions(t, now))
+	t.progress = c.b.out.Send(c.ctx(), c.outKey, outbox.Low, outbox.Content{Text: html, Keyboard: kb},
+		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Silent: true, Tag: "progress"})
+	t.lastFP, t.lastRender = t.view.Fingerprint(), now
+	c.turn = t
+	c.trackSent(t.progress, func(id outbox.MessageID) {
+		if t.done {
+			return // finished before the send completed; nothing to reconcile
+		}
+		t.progressID = state.MessageID(id)
+		if err := c.b.store.AddLive(c.ctx(), state.LiveMessage{Key: c.key, MessageID: t.progressID,
+			Kind: state.LiveProgress, Ref: t.cancelToken, CreatedAt: now}); err != nil {
+			c.log.Error().Err(err).Msg("record live progress message")
+		}
+	})
+}
+
+// trackSent runs fn in the actor once m's send resolved with an id.
+func (c *chat) trackSent(m *outbox.Message, fn func(outbox.MessageID)) {
+	go func() {
+		res, err := m.Sent().Wait(context.WithoutCancel(c.b.runCtx))
+		if err != nil {
+			return
+		}
+		c.post(item{fn: func() { fn(res.MessageID) }})
+	}()
+}
+
+func (c *chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
+	cfg := c.b.Config()
+	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now}
+	if !t.done {
+		o.CancelData = callbackData(btnCancel, t.cancelToken, 0)
+	}
+	return o
+}
+
+func (c *chat) onTick(now time.Time) {
+	t := c.turn
+	if t != nil && !t.done {
+		// Re-render on change, and every few seconds anyway so the elapsed
+		// clock moves during a long tool call.
+		if t.view.Fingerprint() != t.lastFP || now.Sub(t.lastRender) >= 5*time.Second {
+			c.renderProgress(t, now)
+		}
+		if c.b.Config().Progress.Typing && t.view.PendingApprovals() == 0 {
+			c.b.out.Typing(c.ctx(), c.outKey)
+		}
+	}
+	for _, a := range c.approvals {
+		if now.After(a.deadline) {
+			c.expireApproval(a)
+		}
+	}
+}
+
+func (c *chat) renderProgress(t *turn, now time.Time) {
+	html, kb := render.RenderProgress(t.view, c.progressOptions(t, now))
+	c.b.out.Edit(c.ctx(), t.progress, outbox.Low, outbox.Content{Text: html, Keyboard: kb})
+	t.lastFP, t.lastRender = t.view.Fingerprint(), now
+}
+
+// finishProgress shows the turn's final state in (or deletes) its progress
+// message and forgets it as live.
+func (c *chat) finishProgress(t *turn, failed bool) {
+	t.done = true
+	c.b.forgetButton(t.cancelToken)
+	now := time.Now()
+	if c.b.Config().Progress.OnFinish == "delete" && !failed {
+		c.b.out.Delete(c.ctx(), t.progress, outbox.Low)
+	} else {
+		html := render.RenderProgressFinal(t.view, c.progressOptions(t, now))
+		c.b.out.Edit(c.ctx(), t.progress, outbox.Low, outbox.Content{Text: html})
+	}
+	if t.progressID != 0 {
+		if err := c.b.store.RemoveLive(c.ctx(), c.key, t.progressID); err != nil {
+			c.log.Error().Err(err).Msg("forget live progress message")
+		}
+	}
+}
+
+func (c *chat) onEvent(ev runner.Event) {
+	now := time.Now()
+	switch e := ev.(type) {
+	case runner.MessageLifecycle:
+		if e.State == runner.MessageStarted {
+			c.started = e.UUID
+		}
+	case runner.TurnStarted:
+		if c.turn == nil || c.turn.done {
+			c.startTurn(c.userMsgs[c.started])
+		}
+		if string(e.SessionID) != c.rec.SessionID && e.SessionID != "" {
+			c.rec.SessionID = string(e.SessionID)
+			c.saveRecord()
+		}
+	case runner.ApprovalRequested:
+		c.requestApproval(e)
+	case runner.ApprovalWithdrawn:
+		if tok, ok := c.byRequest[e.RequestID]; ok {
+			c.closeApproval(c.approvals[tok], state.DecisionWithdrawn, render.DecisionWithdrawn, nil, "")
+		}
+	case runner.SessionRestarted:
+		c.rec.SessionID = string(e.Current)
+		c.saveRecord()
+		c.reply("ℹ️ The previous conversation could not be resumed, so Claude started a new session.", 0)
+	case runner.ProcessExited:
+		c.onExit(e)
+		return
+	}
+	if c.turn != nil && !c.turn.done {
+		c.turn.view.Apply(ev, now)
+	}
+	if tc, ok := ev.(runner.TurnCompleted); ok {
+		c.onTurnCompleted(tc)
+	}
+	c.updateCounts()
+}
+
+func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
+	t := c.turn
+	replyTo := 0
+	if t != nil {
+		replyTo = t.replyTo
+	}
+	for _, u := range tc.Messages {
+		if id, ok := c.userMsgs[u]; ok {
+			replyTo = id
+			break
+		}
+	}
+	for _, u := range tc.Messages {
+		delete(c.userMsgs, u)
+	}
+	// A result the CLI wrote for a notification it folded into another
+	// (no model call, no text) carries nothing to show.
+	silent := tc.NumTurns == 0 && tc.Answer == "" && tc.Origin != "" && tc.OK
+	if !silent {
+		model := ""
+		if t != nil {
+			model = t.view.Model
+		}
+		chunks := render.RenderFinal(tc, render.FinalMeta{Duration: tc.Duration, CostUSD: tc.CostUSD,
+			ContextPercent: tc.ContextPercent, Model: model})
+		for i, chunk := range chunks {
+			opts := outbox.SendOptions{Tag: "final"}
+			if i == 0 {
+				opts.ReplyTo = outbox.MessageID(replyTo)
+			}
+			c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: chunk}, opts)
+		}
+	}
+	if t != nil && !t.done {
+		c.finishProgress(t, !tc.OK)
+	}
+	rec := state.TurnRecord{Key: c.key, SessionID: string(tc.SessionID), Duration: tc.Duration, CostUSD: tc.CostUSD,
+		ContextPct: tc.ContextPercent, OK: tc.OK, TerminalReason: tc.TerminalReason}
+	if t != nil {
+		rec.StartedAt = t.view.StartedAt
+	}
+	if err := c.b.store.RecordTurn(c.ctx(), rec); err != nil {
+		c.log.Error().Err(err).Msg("record turn")
+	}
+	c.rec.CostUSD += tc.CostUSD
+	c.rec.Turns++
+}
+
+func (c *chat) onExit(e runner.ProcessExited) {
+	t := c.turn
+	if t != nil && !t.done {
+		t.view.Apply(e, time.Now())
+		if !e.Requested || t.cancelled {
+			c.reply(render.RenderCrash(e), t.replyTo)
+		}
+		c.finishProgress(t, true)
+	}
+	c.updateCounts()
+}
+
+func (c *chat) onPress(p *press) {
+	switch p.kind {
+	case btnCancel:
+		if c.turn != nil && c.turn.cancelToken == p.token && !c.turn.done {
+			c.cancelTurn()
+		}
+	default:
+		a, ok := c.approvals[p.token]
+		if !ok {
+			return
+		}
+		c.decide(a, p)
+	}
+}
+
+// cancelTurn interrupts the running turn off the actor: Interrupt waits for
+// the turn to end, which needs the actor to keep consuming events.
+func (c *chat) cancelTurn() {
+	sess := c.sess
+	if sess == nil {
+		return
+	}
+	if c.turn != nil {
+		c.turn.cancelled = true
+	}
+	go func() {
+		if err := sess.Interrupt(c.ctx()); err != nil {
+			c.log.Warn().Err(err).Msg("interrupt")
+		}
+	}()
+}
+
+func (c *chat) requestApproval(req runner.ApprovalRequested) {
+	cfg := c.b.Config()
+	now := time.Now()
+	a := &approval{token: newToken(), req: req, deadline: now.Add(cfg.Claude.ApprovalTimeout.Std()),
+		answers: map[string]string{}, sess: c.sess}
+	buttons := render.ApprovalButtons{
+		Approve: callbackData(btnApprove, a.token, 0),
+		Deny:    callbackData(btnDeny, a.token, 0),
+		Always:  callbackData(btnAlways, a.token, 0),
+	}
+	for _, q := range req.Questions {
+		for _, o := range q.Options {
+			buttons.Options = append(buttons.Options, callbackData(btnOption, a.token, len(a.options)))
+			a.options = append(a.options, optionRef{question: q.Question, label: o.Label})
+		}
+	}
+	html, kb := render.RenderApproval(req, buttons)
+	// Recorded before the message exists, so a press after a crash finds
+	// the request (and learns that it expired).
+	if err := c.b.store.PutApproval(c.ctx(), state.Approval{Token: a.token, Key: c.key, RequestID: string(req.RequestID),
+		SessionID: c.rec.SessionID, Tool: req.Tool, Summary: req.Summary, InputJSON: req.Input,
+		Suggestions: req.Suggestions, CreatedAt: now, ExpiresAt: a.deadline}); err != nil {
+		c.log.Error().Err(err).Msg("record approval")
+	}
+	c.approvals[a.token] = a
+	c.byRequest[req.RequestID] = a.token
+	c.b.registerButton(a.token, c.key)
+	replyTo := 0
+	if c.turn != nil {
+		replyTo = c.turn.replyTo
+	}
+	a.msg = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: html, Keyboard: kb},
+		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Tag: "approval:" + a.token})
+	c.trackSent(a.msg, func(id outbox.MessageID) {
+		a.msgID = state.MessageID(id)
+		ctx := c.ctx()
+		_ = c.b.store.SetApprovalMessage(ctx, a.token, a.msgID)
+		if _, pending := c.approvals[a.token]; pending {
+			_ = c.b.store.AddLive(ctx, state.LiveMessage{Key: c.key, MessageID: a.msgID, Kind: state.LiveApproval, Ref: a.token, CreatedAt: now})
+		}
+	})
+}
+
+func userName(u models.User) string {
+	if u.Username != "" {
+		return "@" + u.Username
+	}
+	name := strings.TrimSpace(u.FirstName + " " + u.LastName)
+	if name == "" {
+		name = fmt.Sprint(u.ID)
+	}
+	return name
+}
+
+// decide applies a button press to a pending approval.
+func (c *chat) decide(a *approval, p *press) {
+	var (
+		d       runner.Decision
+		outcome render.Decision
+		stDec   state.Decision
+		note    string
+	)
+	plan := a.req.Tool == "ExitPlanMode"
+	switch p.kind {
+	case btnApprove:
+		d, outcome, stDec = runner.Decision{Behavior: runner.Allow}, render.DecisionApproved, state.DecisionAllow
+	case btnDeny:
+		msg := "The user denied this action from Telegram."
+		if plan {
+			msg = "The user wants to keep planning; revise the plan."
+		}
+		d, outcome, stDec = runner.Decision{Behavior: runner.Deny, Message: msg}, render.DecisionDenied, state.DecisionDeny
+	case btnAlways:
+		d = runner.Decision{Behavior: runner.Allow, UpdatedPermissions: a.req.Suggestions}
+		outcome, stDec = render.DecisionAlwaysAllowed, state.DecisionAlways
+	case btnOption:
+		if p.arg >= len(a.options) {
+			return
+		}
+		opt := a.options[p.arg]
+		a.answers[opt.question] = opt.label
+		if len(a.answers) < len(a.req.Questions) {
+			return // wait until every question has an answer
+		}
+		input := map[string]any{}
+		_ = json.Unmarshal(a.req.Input, &input)
+		input["answers"] = a.answers
+		updated, err := json.Marshal(input)
+		if err != nil {
+			c.log.Error().Err(err).Msg("encode answers")
+			return
+		}
+		labels := make([]string, 0, len(a.answers))
+		for _, q := range a.req.Questions {
+			labels = append(labels, a.answers[q.Question])
+		}
+		note = strings.Join(labels, ", ")
+		d, outcome, stDec = runner.Decision{Behavior: runner.Allow, UpdatedInput: updated}, render.Answered(note), state.DecisionAnswer
+	default:
+		return
+	}
+	if err := c.b.store.DecideApproval(c.ctx(), a.token, stDec, state.UserID(p.from.ID), time.Now(), note); err != nil {
+		if errors.Is(err, state.ErrAlreadyDecided) {
+			return // another press won
+		}
+		c.log.Error().Err(err).Msg("record approval decision")
+	}
+	if err := a.sess.Respond(a.req.RequestID, d); err != nil {
+		c.log.Warn().Err(err).Msg("answer approval")
+		if errors.Is(err, runner.ErrUnknownRequest) {
+			outcome = render.DecisionWithdrawn
+		}
+	}
+	by := userName(p.from)
+	c.closeApproval(a, "", outcome, &by, note)
+	if c.turn != nil {
+		c.turn.view.Resolve(a.req.RequestID)
+	}
+}
+
+// closeApproval edits the approval message to its outcome, removes its
+// buttons and forgets it. stDec, when set, is recorded (for outcomes no
+// user chose: withdrawn, expired).
+func (c *chat) closeApproval(a *approval, stDec state.Decision, outcome render.Decision, by *string, note string) {
+	if a == nil {
+		return
+	}
+	now := time.Now()
+	if stDec != "" {
+		if err := c.b.store.DecideApproval(c.ctx(), a.token, stDec, 0, now, note); err != nil && !errors.Is(err, state.ErrAlreadyDecided) {
+			c.log.Error().Err(err).Msg("record approval outcome")
+		}
+	}
+	who := ""
+	if by != nil {
+		who = *by
+	}
+	html := render.RenderApprovalDecided(a.req, outcome, who, now)
+	c.b.out.Edit(c.ctx(), a.msg, outbox.High, outbox.Content{Text: html})
+	delete(c.approvals, a.token)
+	delete(c.byRequest, a.req.RequestID)
+	c.b.forgetButton(a.token)
+	if a.msgID != 0 {
+		_ = c.b.store.RemoveLive(c.ctx(), c.key, a.msgID)
+	}
+	c.updateCounts()
+}
+
+func (c *chat) expireApproval(a *approval) {
+	if err := a.sess.Respond(a.req.RequestID, runner.Decision{Behavior: runner.Deny,
+		Message: "Nobody answered this request in time, so it was denied."}); err != nil {
+		c.log.Info().Err(err).Msg("deny expired approval")
+	}
+	c.closeApproval(a, state.DecisionExpired, render.DecisionExpired, nil, "approval timeout")
+	if c.turn != nil {
+		c.turn.view.Resolve(a.req.RequestID)
+	}
+}
+
+// stop ends the chat for a shutdown: a running turn may finish until ctx
+// ends (its answer is still delivered), then it is interrupted.
+func (c *chat) stop(ctx context.Context) {
+	if c.sess == nil {
+		return
+	}
+	sess := c.sess
+	closed := make(chan error, 1)
+	go func() {
+		<-ctx.Done()
+		// Drain time is up: stop whatever still runs.
+		ictx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = sess.Interrupt(ictx)
+	}()
+	go func() {
+		// Closing stdin lets a running turn finish; the CLI then exits.
+		closed <- sess.Close(context.WithoutCancel(ctx))
+	}()
+	for {
+		select {
+		case ev, ok := <-c.events:
+			if !ok {
+				c.events = nil
+				continue
+			}
+			c.safely("event", func() { c.onEvent(ev) })
+		case err := <-closed:
+			if err != nil {
+				c.log.Warn().Err(err).Msg("close session")
+			}
+			if c.events != nil {
+				for ev := range c.events {
+					c.safely("event", func() { c.onEvent(ev) })
+				}
+			}
+			return
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package bridge
+
+import (
+	"context"
+	"sort"
+	"sync"
+)
+
+// offsetStore is the slice of the state store the tracker needs.
+type offsetStore interface {
+	SetLastUpdateID(ctx context.Context, id int64) error
+	MarkUpdateHandled(ctx context.Context, id int64) error
+}
+
+// offsetTracker decides which update ids count as handled. Chats handle
+// updates concurrently, so an update is confirmed to Telegram (via the
+// persisted offset) only when every earlier one is done too; ids done
+// beyond that watermark are remembered, so a restart that receives them
+// again drops them instead of handling them twice.
+type offsetTracker struct {
+	store offsetStore
+
+	mu       sync.Mutex
+	offset   int64              // every update <= offset is handled
+	inflight map[int64]struct{} // routed, not yet done
+	done     map[int64]struct{} // done, above offset
+}
+
+func newOffsetTracker(store offsetStore, offset int64, handledAbove []int64) *offsetTracker {
+	t := &offsetTracker{store: store, offset: offset, inflight: map[int64]struct{}{}, done: map[int64]struct{}{}}
+	for _, id := range handledAbove {
+		t.done[id] = struct{}{}
+	}
+	return t
+}
+
+// begin registers an update; it reports false for one already handled or
+// in flight (a redelivery), which must be dropped.
+func (t *offsetTracker) begin(id int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if id <= t.offset {
+		return false
+	}
+	if _, ok := t.done[id]; ok {
+		return false
+	}
+	if _, ok := t.inflight[id]; ok {
+		return false
+	}
+	t.inflight[id] = struct{}{}
+	return true
+}
+
+// finish marks an update handled and persists what changed.
+func (t *offsetTracker) finish(ctx context.Context, id int64) error {
+	t.mu.Lock()
+	delete(t.inflight, id)
+	t.done[id] = struct{}{}
+	// Advance the watermark over the contiguous run of done ids. Telegram's
+	// ids are increasing but not necessarily contiguous, so the watermark
+	// may move up to (but not past) the lowest id still in flight.
+	lowest := int64(-1)
+	for in := range t.inflight {
+		if lowest < 0 || in < lowest {
+			lowest = in
+		}
+	}
+	var ids []int64
+	for d := range t.done {
+		ids = append(ids, d)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	newOffset := t.offset
+	for _, d := range ids {
+		if lowest >= 0 && d > lowest {
+			break
+		}
+		newOffset = d
+		delete(t.done, d)
+	}
+	advanced := newOffset > t.offset
+	t.offset = newOffset
+	keep := id > newOffset
+	t.mu.Unlock()
+
+	if keep {
+		if err := t.store.MarkUpdateHandled(ctx, id); err != nil {
+			return err
+		}
+	}
+	if advanced {
+		return t.store.SetLastUpdateID(ctx, newOffset)
+	}
+	return nil
+}
+
+// current returns the watermark.
+func (t *offsetTracker) current() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.offset
+}

@@ -1,0 +1,74 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
+)
+
+// reconcile cleans up what the previous run left on screen: journaled
+// messages it never delivered are sent, pending approvals are marked
+// expired (their CLI process is gone) and progress messages say the turn
+// was interrupted, so no button or spinner is left that nothing serves.
+func (b *Bridge) reconcile(ctx context.Context) error {
+	items, err := b.store.PendingOutbox(ctx)
+	if err != nil {
+		return fmt.Errorf("read outbox journal: %w", err)
+	}
+	if len(items) > 0 {
+		entries := make([]outbox.JournalEntry, 0, len(items))
+		for _, it := range items {
+			entries = append(entries, outbox.JournalEntry{ID: outbox.JournalID(it.ID),
+				Key: outbox.ChatKey{Chat: int64(it.Key.Chat), Thread: int(it.Key.Thread)}, Kind: it.Kind, Payload: it.Payload})
+		}
+		if _, err := b.out.Restore(ctx, entries); err != nil {
+			b.log.Error().Err(err).Msg("restore journaled messages")
+		}
+		b.log.Info().Int("messages", len(entries)).Msg("re-sending messages the previous run could not deliver")
+	}
+
+	now := time.Now()
+	pending, err := b.store.PendingApprovals(ctx)
+	if err != nil {
+		return fmt.Errorf("read pending approvals: %w", err)
+	}
+	for _, a := range pending {
+		if err := b.store.DecideApproval(ctx, a.Token, state.DecisionExpired, 0, now, "untether restarted"); err != nil {
+			b.log.Warn().Err(err).Str("token", a.Token).Msg("expire orphaned approval")
+		}
+		if a.MessageID == 0 {
+			continue
+		}
+		req := runner.ApprovalRequested{RequestID: runner.RequestID(a.RequestID), Tool: a.Tool, DisplayName: a.Tool,
+			Input: a.InputJSON, Summary: a.Summary}
+		html := render.RenderApprovalDecided(req, render.DecisionInterrupted, "", now)
+		b.out.Edit(ctx, b.out.Adopt(outKey(a.Key), outbox.MessageID(a.MessageID)), outbox.High, outbox.Content{Text: html})
+	}
+
+	live, err := b.store.ListLive(ctx)
+	if err != nil {
+		return fmt.Errorf("read live messages: %w", err)
+	}
+	for _, l := range live {
+		if l.Kind == state.LiveProgress {
+			b.out.Edit(ctx, b.out.Adopt(outKey(l.Key), outbox.MessageID(l.MessageID)), outbox.High,
+				outbox.Content{Text: "⚠️ <b>Interrupted</b>: untether restarted during this turn. Send a message to continue; the session resumes with its history."})
+		}
+		if err := b.store.RemoveLive(ctx, l.Key, l.MessageID); err != nil {
+			b.log.Warn().Err(err).Msg("forget orphaned live message")
+		}
+	}
+	if len(pending) > 0 || len(live) > 0 {
+		b.log.Info().Int("approvals", len(pending)).Int("live_messages", len(live)).Msg("reconciled messages left by the previous run")
+	}
+	return nil
+}
+
+func outKey(k state.ChatKey) outbox.ChatKey {
+	return outbox.ChatKey{Chat: int64(k.Chat), Thread: int(k.Thread)}
+}
