@@ -30,22 +30,20 @@ func MarkdownChunks(md string, limit int) []string {
 // [VisibleLen]) is at most limit UTF-16 units each. Cuts prefer a blank line,
 // then a newline, then a space, as long as that keeps a chunk at least half
 // full; otherwise the chunk is cut hard, on a rune boundary that does not
-// separate an emoji from its modifiers. Cuts never fall inside a tag or an
-// entity. Tags open at a cut are closed at the end of the chunk and reopened,
-// attributes included, at the start of the next one, so every chunk is valid
-// on its own. The whitespace character at a cut is dropped, and chunks with
-// no visible non-whitespace text are omitted because Telegram refuses empty
+// separate an emoji from its modifiers (unless one cluster alone exceeds the
+// limit). Cuts never fall inside a tag, an entity or a surrogate pair. Tags
+// open at a cut are closed at the end of the chunk and reopened, attributes
+// included, at the start of the next one, so every chunk is valid on its
+// own; a code block continues as <pre><code class="language-x"> in the next
+// chunk. The space or newlines at a cut are dropped, and chunks with no
+// visible non-whitespace text are omitted because Telegram refuses empty
 // messages; no other text is lost.
 //
-// A limit of zero or less means [SafeChunkLimit]; limits below 2 are raised
-// to 2. Blank input yields no chunks.
+// Limits below 2 (one emoji) are raised to 2, so a budget computed by the
+// caller that runs out yields tiny chunks rather than oversized ones. Blank
+// input yields no chunks, so callers must handle an empty result.
 func SplitHTML(s string, limit int) []string {
-	switch {
-	case limit <= 0:
-		limit = SafeChunkLimit
-	case limit < minChunkLimit:
-		limit = minChunkLimit
-	}
+	limit = max(limit, minChunkLimit)
 	if VisibleLen(s) <= limit {
 		if isBlankHTML(s) {
 			return nil

@@ -47,17 +47,15 @@ func TestSplitHTML(t *testing.T) {
 		{"tags right after the cut stay in the next chunk", "aaaa\n\n<b>bbbb</b>", 5, []string{"aaaa", "<b>bbbb</b>"}},
 		{"tags right before the cut stay in the previous chunk", "<i>aaaa</i>\nbbbb", 5, []string{"<i>aaaa</i>", "bbbb"}},
 		{"whitespace only chunks are dropped", "aaaa" + strings.Repeat(" ", 20) + "bbbb", 5, []string{"aaaa ", "bbbb"}},
-		{"zero limit means SafeChunkLimit", strings.Repeat("a", render.SafeChunkLimit), 0, []string{strings.Repeat("a", render.SafeChunkLimit)}},
 		{"limit below two is raised to two", "😀😀", 1, []string{"😀", "😀"}},
+		{"zero limit is raised to two", "abc", 0, []string{"ab", "c"}},
+		{"negative limit is raised to two", "abc", -5, []string{"ab", "c"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := render.SplitHTML(tt.html, tt.limit)
 			assert.Equal(t, tt.want, got)
 			limit := max(tt.limit, 2)
-			if tt.limit <= 0 {
-				limit = render.SafeChunkLimit
-			}
 			for i, c := range got {
 				assert.True(t, utf8.ValidString(c), "chunk %d", i)
 				assert.LessOrEqual(t, render.VisibleLen(c), limit, "chunk %d", i)
