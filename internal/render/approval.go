@@ -69,7 +69,7 @@ func RenderApprovalDecided(req runner.ApprovalRequested, outcome Decision, by st
 	var line htmlText
 	line.text(decisionIcon(outcome) + " ")
 	line.raw("<b>")
-	line.text(Truncate(oneLine(string(outcome)), decisionLineMax/2))
+	line.text(Truncate(firstNonEmpty(oneLine(string(outcome)), "Decided"), decisionLineMax/2))
 	line.raw("</b>")
 	if by = oneLine(by); by != "" {
 		line.text(" by " + Truncate(by, 60))

@@ -88,8 +88,11 @@ func finalFooter(tc runner.TurnCompleted, meta FinalMeta) string {
 		ctx = tc.ContextPercent
 	}
 	parts := make([]string, 0, 4)
-	if dur > 0 {
+	switch {
+	case dur >= time.Second:
 		parts = append(parts, "⏱ "+FormatElapsed(dur))
+	case dur > 0:
+		parts = append(parts, "⏱ "+formatDelay(dur)) // "0.2s" rather than "0s"
 	}
 	if cost > 0 {
 		parts = append(parts, formatCost(cost))
@@ -301,17 +304,26 @@ func RenderCrash(exit runner.ProcessExited) string {
 	w.raw("<b>")
 	w.text("Claude stopped unexpectedly")
 	w.raw("</b>")
-	switch {
-	case exit.Signal != "":
-		w.text(" (signal " + Truncate(oneLine(exit.Signal), 30) + ")")
-	case exit.ExitCode >= 0:
-		w.text(" (exit " + strconv.Itoa(exit.ExitCode) + ")")
-	}
-	w.text("; your next message resumes the session.")
+	w.text(" (" + exitText(exit) + "); your next message resumes the session.")
 	if tail := strings.TrimSpace(exit.StderrTail); tail != "" {
 		w.raw("\n\n<pre>")
-		w.text(truncateFront(tail, stderrTailMax, false))
+		tail = truncateFront(tail, stderrTailMax, false)
+		// Start at a whole line when the cut fell inside one.
+		if rest, ok := strings.CutPrefix(tail, ellipsis); ok {
+			if i := strings.IndexByte(rest, '\n'); i >= 0 && i < 200 {
+				tail = ellipsis + rest[i:]
+			}
+		}
+		w.text(tail)
 		w.raw("</pre>")
 	}
 	return string(w.b)
+}
+
+// exitText is "exit 1" or "signal killed".
+func exitText(exit runner.ProcessExited) string {
+	if exit.Signal != "" {
+		return "signal " + Truncate(oneLine(exit.Signal), 30)
+	}
+	return "exit " + strconv.Itoa(exit.ExitCode)
 }

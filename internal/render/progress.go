@@ -288,6 +288,13 @@ func writeRow(w *htmlText, r *ToolRow, verbose, finished bool, now time.Time) {
 // notes returns the plain-text note lines, most urgent first.
 func (t *Turn) notes(now time.Time) []string {
 	var out []string
+	if x := t.Exit; x != nil {
+		if x.Requested {
+			out = append(out, "⏹ Claude was stopped.")
+		} else {
+			out = append(out, "💥 Claude stopped unexpectedly ("+exitText(*x)+"); your next message resumes the session.")
+		}
+	}
 	if t.sessNote != "" {
 		out = append(out, "ℹ️ "+t.sessNote)
 	}
@@ -512,6 +519,13 @@ func (w *htmlText) text(s string) {
 				w.b = append(w.b, "&quot;"...)
 			case c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f):
 				w.b = append(w.b, c)
+			case c == 0x1b && i < len(s) && s[i] == '[':
+				// An ANSI escape sequence (colours in tool output): skip
+				// it through its final byte.
+				for i++; i < len(s) && (s[i] < 0x40 || s[i] > 0x7e); i++ {
+				}
+				i++
+				continue
 			default:
 				continue
 			}
@@ -561,7 +575,7 @@ func truncateFront(s string, maxUTF16 int, cut bool) string {
 }
 
 // FormatElapsed formats a duration the way the progress header shows it:
-// "12s", "1m05s", "2h03m".
+// "12s", "1m05s", "2h03m", "2d01h".
 func FormatElapsed(d time.Duration) string {
 	if d < 0 {
 		d = 0
@@ -572,8 +586,10 @@ func FormatElapsed(d time.Duration) string {
 		return strconv.FormatInt(s, 10) + "s"
 	case s < 3600:
 		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 48*3600:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
 	}
-	return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
 }
 
 // formatDelay is a retry delay: one decimal under ten seconds, where the

@@ -46,7 +46,12 @@ func RenderStatus(s StatusInfo) string {
 		w.raw("\n")
 		w.n++
 		w.text(label + ": ")
-		value = Truncate(oneLine(value), statusFieldMax)
+		if label == "Workdir" {
+			// The end of a path says more than its start.
+			value = truncateFront(oneLine(value), statusFieldMax, false)
+		} else {
+			value = Truncate(oneLine(value), statusFieldMax)
+		}
 		if value == "" {
 			w.text("—")
 			return

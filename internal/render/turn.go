@@ -25,8 +25,9 @@ const (
 	maxThinkingTail = 300
 	// thinkingTailBytes is the thinking text retained, in bytes.
 	thinkingTailBytes = 4 * maxThinkingTail
-	// maxNotices is how many safeguard/fallback/info notices are kept.
-	maxNotices = 4
+	// maxNotices is how many safeguard/fallback/info notices are kept:
+	// enough for one of each kind.
+	maxNotices = 5
 	// maxTasks is how many background tasks are tracked; finished ones are
 	// forgotten first.
 	maxTasks = 8
@@ -501,6 +502,13 @@ func (t *Turn) toolStarted(e runner.ToolStarted, now time.Time) {
 	}
 	*r = ToolRow{ID: e.ID, Name: e.Name, Summary: e.Summary, ParentID: e.ParentID, Depth: depth,
 		Server: e.Server, Started: now}
+	if e.Server {
+		// A server tool (web search) ran on the API side before the block
+		// reached us; its result arrives inside the same message and no
+		// ToolFinished follows, so it would otherwise spin forever.
+		r.Status = ToolDone
+		t.Succeeded++
+	}
 }
 
 func (t *Turn) toolFinished(e runner.ToolFinished) {
