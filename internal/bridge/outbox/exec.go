@@ -149,20 +149,40 @@ func classify(err error) (class, time.Duration) {
 }
 
 // effects are the parts of settling an op that must run without the chat
-// lock held: journal I/O and the caller's callback.
+// lock held: journal I/O and the caller's callback. Results that depend on
+// them are resolved only afterwards, so a caller that saw a result can rely
+// on the journal and on having been told about a replacement.
 type effects struct {
-	journaled []*op
-	replaced  *Message
-	oldID     MessageID
-	newID     MessageID
+	deferred []outcome
+	replaced *op // an edit delivered as a new message
+}
+
+type outcome struct {
+	op  *op
+	res Result
+	err error
+}
+
+// finish resolves op now, or after the effects when they concern it.
+func (fx *effects) finish(op *op, res Result, err error) {
+	if op.journal != 0 || op == fx.replaced {
+		fx.deferred = append(fx.deferred, outcome{op: op, res: res, err: err})
+		return
+	}
+	op.pending.resolve(res, err)
 }
 
 func (fx effects) apply(o *Outbox) {
-	for _, op := range fx.journaled {
-		o.journalDone(op)
+	for _, d := range fx.deferred {
+		if d.op.journal != 0 {
+			o.journalDone(d.op)
+		}
 	}
-	if fx.replaced != nil && o.opt.OnReplaced != nil {
-		o.opt.OnReplaced(fx.replaced, fx.oldID, fx.newID)
+	if op := fx.replaced; op != nil && o.opt.OnReplaced != nil {
+		o.opt.OnReplaced(op.msg, op.replacedFrom, op.msg.ID())
+	}
+	for _, d := range fx.deferred {
+		d.op.pending.resolve(d.res, d.err)
 	}
 }
 
@@ -336,7 +356,7 @@ func (o *Outbox) succeed(c *chat, op *op, id MessageID, unchanged bool, now time
 			m.id.Store(int64(id))
 			op.first = Result{MessageID: id, Outcome: OutcomeReplaced}
 			o.stats.replaced.Add(1)
-			fx.replaced, fx.oldID, fx.newID = m, op.replacedFrom, id
+			fx.replaced = op
 		case unchanged:
 			op.first = Result{MessageID: id, Outcome: OutcomeUnchanged}
 			o.stats.unchanged.Add(1)
@@ -360,10 +380,7 @@ func (o *Outbox) succeed(c *chat, op *op, id MessageID, unchanged bool, now time
 		c.pushFront(op)
 		return fx
 	}
-	op.pending.resolve(op.first, nil)
-	if op.journal != 0 {
-		fx.journaled = append(fx.journaled, op)
-	}
+	fx.finish(op, op.first, nil)
 	return fx
 }
 
@@ -375,10 +392,7 @@ func (o *Outbox) fail(op *op, err error) effects {
 		op.msg.unsent = err // edits of a message that never existed fail too
 	}
 	opEvent(o.logger(op).Warn(), op).Err(err).Msg("Telegram operation failed")
-	op.pending.resolve(Result{}, err)
-	if op.journal != 0 {
-		fx.journaled = append(fx.journaled, op)
-	}
+	fx.finish(op, Result{}, err)
 	return fx
 }
 
@@ -396,10 +410,7 @@ func (o *Outbox) failAll(c *chat, cur *op, verdict error) effects {
 				x.msg.pendingEdit = nil
 			}
 		}
-		x.pending.resolve(Result{}, verdict)
-		if x.journal != 0 {
-			fx.journaled = append(fx.journaled, x)
-		}
+		fx.finish(x, Result{}, verdict)
 	}
 	c.high, c.low = nil, nil
 	if c.typing != nil {

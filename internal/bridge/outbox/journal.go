@@ -16,8 +16,9 @@ const KindSend = "send"
 // Journal makes high-priority sends survive a crash. The outbox saves each
 // one before its first attempt and marks it done once Telegram accepted it (or
 // refused it for good). Entries never marked done are what the bridge passes
-// to [Outbox.Restore] at startup, in ID order. The payload is opaque to the
-// journal. The state store implements it.
+// to [Outbox.Restore] at startup, in ID order. By the time a journaled
+// send's Pending resolves (other than with ErrClosed), Done has been called.
+// The payload is opaque to the journal. The state store implements it.
 type Journal interface {
 	Save(ctx context.Context, key ChatKey, kind string, payload []byte) (JournalID, error)
 	Done(ctx context.Context, id JournalID) error
@@ -102,7 +103,7 @@ func (o *Outbox) Restore(ctx context.Context, entries []JournalEntry) ([]*Messag
 			errs = append(errs, fmt.Errorf("restore journal entry %d: %w", e.ID, err))
 			continue
 		}
-		o.enqueue(ctx, &op{
+		o.enqueue(&op{
 			kind: kindSend, prio: High, key: key, msg: m, text: rec.Text, kb: kb,
 			replyTo: rec.ReplyTo, silent: rec.Silent, pending: m.sent,
 			log: ctxLogger(ctx), journal: e.ID,

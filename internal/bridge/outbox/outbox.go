@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -61,7 +62,8 @@ type Options struct {
 	Journal Journal
 	// OnReplaced is called (from a worker goroutine, without locks held) when
 	// an edit target was gone and the content went out as a new message, so
-	// the bridge can persist the new id. It must not block for long.
+	// the bridge can persist the new id. It runs before the edit's Pending
+	// resolves, and must not block for long.
 	OnReplaced func(m *Message, oldID, newID MessageID)
 
 	PrivateInterval time.Duration // per-chat pacing for chat ids > 0
@@ -198,7 +200,7 @@ func (o *Outbox) Send(ctx context.Context, key ChatKey, prio Priority, c Content
 	if o.opt.Journal != nil && prio == High && !o.closing.Load() {
 		o.journalSave(ctx, op, opts.Tag)
 	}
-	o.enqueue(ctx, op)
+	o.enqueue(op)
 	return m
 }
 
@@ -275,6 +277,12 @@ func (o *Outbox) Delete(ctx context.Context, m *Message, prio Priority) *Pending
 		e.pending.resolve(Result{Outcome: OutcomeSuperseded}, nil)
 		ch.remove(e)
 		m.pendingEdit = nil
+		if e.asSend {
+			// The original message is already gone and its replacement
+			// will now never be sent: nothing is left to delete.
+			m.deleted = true
+			return resolvedPending(Result{Outcome: OutcomeDeleted}, nil)
+		}
 	}
 	m.deleteQueued = true
 	p := newPending()
@@ -315,13 +323,17 @@ func (o *Outbox) Typing(ctx context.Context, key ChatKey) *Pending {
 // Unblock forgets a 403 or migration verdict for chat, for example when a
 // user who had blocked the bot writes to it again.
 func (o *Outbox) Unblock(chat int64) {
-	ch, err := o.lockChat(chat)
-	if err != nil {
-		return
+	sh := &o.shards[uint64(chat)%numShards]
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	// A chat without a worker has no verdict: the worker of a blocked chat
+	// stays until the cooldown ends.
+	if c := sh.chats[chat]; c != nil {
+		c.mu.Lock()
+		c.blockedUntil, c.blockErr = time.Time{}, nil
+		c.signal()
+		c.mu.Unlock()
 	}
-	ch.blockedUntil, ch.blockErr = time.Time{}, nil
-	ch.signal()
-	ch.mu.Unlock()
 }
 
 // Close stops accepting operations and drains: everything queued is still
@@ -504,7 +516,7 @@ func (o *Outbox) lockChat(id int64) (*chat, error) {
 	}
 }
 
-func (o *Outbox) enqueue(ctx context.Context, op *op) {
+func (o *Outbox) enqueue(op *op) {
 	c, err := o.lockChat(op.key.Chat)
 	if err == nil {
 		err = c.blocked(o.clock.Now())
@@ -520,10 +532,10 @@ func (o *Outbox) enqueue(ctx context.Context, op *op) {
 	if op.msg != nil {
 		op.msg.unsent = err
 	}
-	op.pending.resolve(Result{}, err)
 	// A closed outbox keeps the journal entry for replay; anything else is a
 	// verdict about the chat that replaying would only repeat.
-	if op.journal != 0 && err != ErrClosed {
+	if op.journal != 0 && !errors.Is(err, ErrClosed) {
 		o.journalDone(op)
 	}
+	op.pending.resolve(Result{}, err)
 }

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -620,11 +622,25 @@ func TestPerChatPacing(t *testing.T) {
 			}
 			calls := tg.Calls()
 			require.Len(t, calls, 9)
-			for i := tt.burst; i < len(calls); i++ {
-				gap := calls[i].At.Sub(calls[i-1].At)
-				assert.GreaterOrEqual(t, gap, tt.interval, "call %d: sends and edits share the budget", i)
-			}
+			// Sends and edits share one budget.
+			assertTokenBucket(t, calls, tt.burst, tt.interval)
 		})
+	}
+}
+
+// assertTokenBucket checks the defining property of a token bucket with the
+// given burst and refill interval: any n calls span at least
+// (n-burst)·interval.
+func assertTokenBucket(t *testing.T, calls []call, burst int, interval time.Duration) {
+	t.Helper()
+	for i := range calls {
+		for j := i + burst; j < len(calls); j++ {
+			need := time.Duration(j-i+1-burst) * interval
+			if span := calls[j].At.Sub(calls[i].At); span < need {
+				t.Errorf("calls %d..%d span %v, token bucket needs %v", i, j, span, need)
+				return
+			}
+		}
 	}
 }
 
@@ -649,12 +665,10 @@ func TestGlobalPacingAcrossChats(t *testing.T) {
 		require.NoError(t, err)
 	}
 	calls := tg.Calls()
-	// A token bucket of rate r and burst b admits at most b + r·w calls in
-	// any window w: 31 calls need more than one second.
-	window := int(DefaultGlobalBurst + DefaultGlobalRate)
-	for i := 0; i+window < len(calls); i++ {
-		assert.GreaterOrEqual(t, calls[i+window].At.Sub(calls[i].At), time.Second, "calls %d..%d", i, i+window)
-	}
+	require.Len(t, calls, chats)
+	assertTokenBucket(t, calls, DefaultGlobalBurst, time.Duration(float64(time.Second)/float64(DefaultGlobalRate)))
+	// And not slower than the bucket allows: the 60 calls take 55/25 s.
+	assert.Equal(t, 2200*time.Millisecond, calls[chats-1].At.Sub(calls[0].At))
 	assert.Equal(t, calls[0].At, calls[DefaultGlobalBurst-1].At, "the burst goes out at once")
 }
 
@@ -718,7 +732,7 @@ func TestJournalDoneAfterPermanentFailureOnly(t *testing.T) {
 	require.Error(t, err)
 	_, err = await(t, o.Send(bg, ChatKey{Chat: 17}, High, Content{Text: "good"}, SendOptions{}).Sent())
 	require.NoError(t, err)
-	waitFor(t, "journal done", func() bool { return len(j.Pending()) == 0 })
+	assert.Empty(t, j.Pending(), "done before the caller learns the outcome")
 	j.mu.Lock()
 	assert.Equal(t, []JournalID{1, 2}, j.done, "replaying a refused send would only repeat the refusal")
 	j.mu.Unlock()
@@ -870,4 +884,126 @@ func TestClassify(t *testing.T) {
 			assert.Equal(t, tt.after, after)
 		})
 	}
+}
+
+func TestRetriedEditIsSupersededByNewerOne(t *testing.T) {
+	o, tg := newTestOutbox(t, newAutoClock(), Options{})
+	key := ChatKey{Chat: 19}
+	m := o.Send(bg, key, Low, Content{Text: "zero"}, SendOptions{})
+	_, err := await(t, m.Sent())
+	require.NoError(t, err)
+
+	failed := false
+	tg.setScript(func(c call) error {
+		if c.Method == "editMessageText" && !failed {
+			failed = true
+			return err5xx("editMessageText")
+		}
+		return nil
+	})
+	tg.hold()
+	one := o.Edit(bg, m, Low, Content{Text: "one"})
+	waitFor(t, "edit in flight", func() bool { return tg.Started() == 2 })
+	two := o.Edit(bg, m, Low, Content{Text: "two"}) // arrives while "one" is in flight
+	tg.release()
+
+	res, err := await(t, one)
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeSuperseded, res.Outcome, "the retry of an outdated edit is pointless")
+	res, err = await(t, two)
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeEdited, res.Outcome)
+	calls := tg.Calls()
+	require.Len(t, calls, 3)
+	assert.Equal(t, []string{"zero", "one", "two"}, []string{calls[0].Text, calls[1].Text, calls[2].Text})
+}
+
+func TestReplacementCarriesOverToNewerEdit(t *testing.T) {
+	var replacedCount atomic.Int32
+	o, tg := newTestOutbox(t, newAutoClock(), Options{OnReplaced: func(*Message, MessageID, MessageID) { replacedCount.Add(1) }})
+	m := o.Adopt(ChatKey{Chat: 20}, 999)
+	tg.hold()
+	one := o.Edit(bg, m, Low, Content{Text: "one"})
+	waitFor(t, "edit in flight", func() bool { return tg.Started() == 1 })
+	two := o.Edit(bg, m, Low, Content{Text: "two"})
+	tg.release()
+
+	res, err := await(t, one)
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeSuperseded, res.Outcome)
+	res, err = await(t, two)
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeReplaced, res.Outcome)
+	calls := tg.Calls()
+	require.Len(t, calls, 2, "one replacement message, with the latest content")
+	assert.Equal(t, "sendMessage", calls[1].Method)
+	assert.Equal(t, "two", calls[1].Text)
+	assert.Equal(t, int32(1), replacedCount.Load())
+}
+
+func TestDeleteWhileReplacementPending(t *testing.T) {
+	clock := newManualClock()
+	o, tg := newTestOutbox(t, clock, Options{})
+	tg.setScript(func(c call) error {
+		if c.Method == "sendMessage" {
+			return errTooMany(10) // the replacement send is held back
+		}
+		return nil
+	})
+	t0 := clock.Now()
+	m := o.Adopt(ChatKey{Chat: 21}, 999)
+	edit := o.Edit(bg, m, Low, Content{Text: "x"})
+	waitFor(t, "replacement paused", func() bool { return clock.hasWaiterAt(t0.Add(10 * time.Second)) })
+
+	res, err := await(t, o.Delete(bg, m, High))
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeDeleted, res.Outcome, "the original is gone and the replacement is dropped")
+	res, err = await(t, edit)
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeSuperseded, res.Outcome)
+	clock.Advance(time.Minute)
+	assert.Len(t, tg.Calls(), 2, "edit attempt and one rate-limited send; no retry after the delete")
+}
+
+func TestLogsCarryChatFieldsButNeverText(t *testing.T) {
+	var buf syncBuffer
+	logger := zerolog.New(&buf).Level(zerolog.DebugLevel)
+	o, tg := newTestOutbox(t, newAutoClock(), Options{Logger: &logger})
+	hit := false
+	tg.setScript(func(c call) error {
+		if !hit {
+			hit = true
+			return errTooMany(1)
+		}
+		return nil
+	})
+	ctxLog := logger.With().Str("session", "s-1").Logger()
+	ctx := ctxLog.WithContext(bg)
+	m := o.Send(ctx, ChatKey{Chat: 22, Thread: 5}, High, Content{Text: "SECRET-TEXT"}, SendOptions{})
+	_, err := await(t, m.Sent())
+	require.NoError(t, err)
+
+	out := buf.String()
+	assert.Contains(t, out, `"chat_id":22`)
+	assert.Contains(t, out, `"thread_id":5`)
+	assert.Contains(t, out, `"session":"s-1"`, "the caller's context logger is used")
+	assert.Contains(t, out, "Telegram rate limit")
+	assert.NotContains(t, out, "SECRET-TEXT")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

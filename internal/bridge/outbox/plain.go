@@ -81,10 +81,35 @@ func parseTag(s string) (n int, name string, closing bool, href string) {
 		return 0, "", false, ""
 	}
 	name = strings.ToLower(inner[:k])
+	rest := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(inner[k:]), "/"))
+	if rest != "" && (closing || !hasKnownAttr(name, rest)) {
+		// "<b and c >" in "a<b and c > d" is text, not a bold tag.
+		return 0, "", false, ""
+	}
 	if name == "a" && !closing {
-		href = attr(inner[k:], "href")
+		href = attr(rest, "href")
 	}
 	return end + 1, name, closing, href
+}
+
+// tagAttrs are the attributes Telegram accepts, per tag.
+var tagAttrs = map[string][]string{
+	"a":          {"href="},
+	"span":       {"class="},
+	"code":       {"class="},
+	"tg-emoji":   {"emoji-id="},
+	"tg-time":    {"unix=", "format="},
+	"blockquote": {"expandable"},
+}
+
+func hasKnownAttr(tag, attrs string) bool {
+	attrs = strings.ToLower(attrs)
+	for _, a := range tagAttrs[tag] {
+		if strings.HasPrefix(attrs, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // attr extracts a quoted attribute value from a tag's attribute list.
@@ -121,7 +146,8 @@ func utf16Len(s string) int {
 
 // splitText cuts plain text into chunks of at most limit UTF-16 units,
 // preferring a line break, then a space, in the second half of each chunk.
-// Blank chunks are dropped because Telegram rejects empty messages.
+// Chunks are exact substrings; blank ones are dropped because Telegram
+// rejects empty messages.
 func splitText(s string, limit int) []string {
 	var out []string
 	add := func(chunk string) {
@@ -144,7 +170,7 @@ func splitText(s string, limit int) []string {
 		} else if sp := strings.LastIndexByte(s[:cut], ' '); sp >= cut/2 {
 			cut = sp + 1
 		}
-		add(strings.TrimRight(s[:cut], "\n"))
+		add(s[:cut])
 		s = s[cut:]
 	}
 	add(s)
