@@ -423,7 +423,7 @@ func questionContent(w *htmlText, req runner.ApprovalRequested, room int) {
 			s.raw("</i>")
 			s.n++
 		}
-		if s.n > share {
+		if w.n+s.n > room {
 			break
 		}
 		w.b = append(w.b, s.b...)

@@ -1,7 +1,7 @@
 package render_test
 
 import (
-	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,8 +39,8 @@ func BenchmarkRenderProgressOnly(b *testing.B) {
 	for _, ev := range toolEvents(50, 10) {
 		turn.Apply(ev, base)
 	}
-	turn.Apply(runner.TextDelta{Text: string(make([]byte, 0))}, base)
-	for _, ev := range streamDeltas(fmt.Sprint(make([]int, 800)), 40) {
+	// A 1,600-character streamed answer, more than the tail shows.
+	for _, ev := range streamDeltas(strings.Repeat("word ", 320), 40) {
 		turn.Apply(ev, base)
 	}
 	o := render.ProgressOptions{MaxRows: 8, Now: base.Add(time.Minute), CancelData: "cancel:7f3a"}
