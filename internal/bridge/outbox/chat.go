@@ -343,15 +343,22 @@ func (o *Outbox) run(c *chat) {
 			}
 			continue
 		}
-		if nx == nextMessage {
-			if !o.reserve(c.lim, now) {
+		switch nx {
+		case nextMessage:
+			if !o.reserve(c.lim, now) || !o.reserve(o.global, o.clock.Now()) {
 				o.abort(c, nil)
 				return
 			}
-		}
-		if !o.reserve(o.global, o.clock.Now()) {
-			o.abort(c, nil)
-			return
+		case nextTyping:
+			if !o.spareGlobalToken(now) {
+				c.mu.Lock()
+				if c.typing != nil {
+					c.typing.pending.resolve(Result{Outcome: OutcomeSkipped}, nil)
+					c.typing = nil
+				}
+				c.mu.Unlock()
+				continue
+			}
 		}
 		c.mu.Lock()
 		op := o.take(c, nx, o.clock.Now())
@@ -364,6 +371,14 @@ func (o *Outbox) run(c *chat) {
 			return
 		}
 	}
+}
+
+// spareGlobalToken takes a global token for a typing action only if at least
+// half the global burst is available, so that with many busy chats typing
+// indicators give way instead of delaying messages of other chats.
+func (o *Outbox) spareGlobalToken(now time.Time) bool {
+	spare := float64(max(1, o.opt.GlobalBurst/2))
+	return o.global.TokensAt(now) >= spare && o.global.AllowN(now, 1)
 }
 
 // reserve takes a token from lim, sleeping as long as needed. It reports false

@@ -27,4 +27,12 @@
 //
 // Answering callback queries deliberately does not go through the outbox: it
 // must happen within seconds, never behind pacing (Untether #247, #546).
+//
+// Typical use by a chat actor:
+//
+//	progress := ob.Send(ctx, key, outbox.Low, outbox.Content{Text: "<i>Working…</i>"}, outbox.SendOptions{})
+//	ob.Edit(ctx, progress, outbox.Low, outbox.Content{Text: rendered, Keyboard: cancelRow}) // many times
+//	final := ob.Send(ctx, key, outbox.High, outbox.Content{Text: answer}, outbox.SendOptions{Tag: "final:" + turn})
+//	ob.Delete(ctx, progress, outbox.High)
+//	res, err := final.Sent().Wait(ctx) // res.MessageID is the answer's id
 package outbox

@@ -296,7 +296,9 @@ func (o *Outbox) Delete(ctx context.Context, m *Message, prio Priority) *Pending
 // the chat is waiting (a message is better evidence of life, and typing must
 // never delay one), and a request that waits longer than TypingInterval, or
 // that a newer sent message made moot, is dropped with OutcomeSkipped. Typing
-// takes a global token but not the chat's message budget.
+// does not use the chat's message budget, and takes a global token only when
+// the global bucket is at least half full (otherwise it is skipped), so many
+// chats' typing indicators cannot slow anyone's messages.
 func (o *Outbox) Typing(ctx context.Context, key ChatKey) *Pending {
 	ch, err := o.lockChat(key.Chat)
 	if err != nil {

@@ -1007,3 +1007,21 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestTypingGivesWayUnderGlobalLoad(t *testing.T) {
+	clock := newManualClock() // no refill during the test
+	o, tg := newTestOutbox(t, clock, Options{GlobalBurst: 4})
+	for chat := int64(1); chat <= 3; chat++ {
+		_, err := await(t, o.Send(bg, ChatKey{Chat: chat}, High, Content{Text: "x"}, SendOptions{}).Sent())
+		require.NoError(t, err)
+	}
+	// One global token is left: it belongs to messages, not to typing.
+	res, err := await(t, o.Typing(bg, ChatKey{Chat: 9}))
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeSkipped, res.Outcome)
+	_, err = await(t, o.Send(bg, ChatKey{Chat: 9}, High, Content{Text: "y"}, SendOptions{}).Sent())
+	require.NoError(t, err)
+	for _, c := range tg.Calls() {
+		assert.Equal(t, "sendMessage", c.Method)
+	}
+}
