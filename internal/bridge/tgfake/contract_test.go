@@ -86,6 +86,13 @@ func TestMessageIDsAreSharedPerChat(t *testing.T) {
 	assert.Equal(t, tgfake.MessageID(1), user.ID)
 	assert.Equal(t, 2, sent.ID, "user and bot messages share the chat's counter")
 	assert.Equal(t, 1, other.ID, "every chat counts from its own start")
+
+	reply, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: int64(dm), Text: "re", ReplyParameters: &models.ReplyParameters{MessageID: int(user.ID)}})
+	require.NoError(t, err)
+	require.NotNil(t, reply.ReplyToMessage)
+	assert.Equal(t, "hi", reply.ReplyToMessage.Text)
+	stored, _ := srv.Message(dm, tgfake.MessageID(reply.ID))
+	assert.Equal(t, user.ID, stored.ReplyTo)
 }
 
 func TestEditSemantics(t *testing.T) {

@@ -164,7 +164,7 @@ func (u User) wire() wireUser {
 	return wireUser{ID: int64(u.ID), FirstName: u.FirstName, Username: u.Username}
 }
 
-// wire renders a stored message. Nested replies are rendered one level deep,
+// wireMessageLocked renders a stored message. Nested replies are rendered one level deep,
 // as Telegram does ("will not contain further reply_to_message fields").
 func (s *Server) wireMessageLocked(c *chatState, m *message, depth int) *wireMessage {
 	w := &wireMessage{
