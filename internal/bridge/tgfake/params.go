@@ -117,11 +117,6 @@ func (p *params) fromMultipart(body []byte, boundary string) error {
 
 func (p params) str(k string) string { return p.values[k] }
 
-func (p params) has(k string) bool {
-	_, ok := p.values[k]
-	return ok
-}
-
 // int64 parses an integer parameter; absent or empty gives (0, false, nil).
 func (p params) int64(k string) (int64, bool, error) {
 	v := strings.TrimSpace(p.values[k])
