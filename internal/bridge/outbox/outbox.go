@@ -206,7 +206,13 @@ func (o *Outbox) Send(ctx context.Context, key ChatKey, prio Priority, c Content
 
 // Adopt returns a handle for a message sent before (for example one whose id
 // was persisted before a restart), so it can be edited or deleted.
+// An id ≤ 0 gives a handle whose operations fail with ErrInvalid, instead of
+// one whose edits would wait forever for an id.
 func (o *Outbox) Adopt(key ChatKey, id MessageID) *Message {
+	if id <= 0 || key.Chat == 0 {
+		err := fmt.Errorf("%w: adopt message %d in chat %d", ErrInvalid, id, key.Chat)
+		return &Message{key: key, unsent: err, sent: resolvedPending(Result{}, err)}
+	}
 	m := &Message{key: key, sent: resolvedPending(Result{MessageID: id, Outcome: OutcomeSent}, nil)}
 	m.id.Store(int64(id))
 	return m
@@ -454,7 +460,7 @@ func validate(key ChatKey, c Content) (json.RawMessage, error) {
 	}
 	kb, err := json.Marshal(c.Keyboard)
 	if err != nil {
-		return nil, fmt.Errorf("%w: marshal keyboard: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: marshal keyboard: %w", ErrInvalid, err)
 	}
 	if string(kb) == "null" {
 		return nil, nil

@@ -81,6 +81,8 @@ func TestInvalidOperationsFailWithoutRequest(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = await(t, o.Edit(bg, o.Adopt(ChatKey{Chat: 1}, 3), Low, Content{Text: "x", Keyboard: make(chan int)}))
 	require.ErrorIs(t, err, ErrInvalid)
+	_, err = await(t, o.Edit(bg, o.Adopt(ChatKey{Chat: 1}, 0), Low, Content{Text: "x"}))
+	require.ErrorIs(t, err, ErrInvalid, "an id-less adopted handle must not wait forever")
 	assert.Empty(t, tg.Calls())
 }
 
