@@ -63,6 +63,12 @@ type chat struct {
 	started   runner.MessageUUID         // the message whose turn started last
 }
 
+// Journal tags of the messages the bridge sends.
+const (
+	tagApproval = "approval:"
+	tagFinal    = "final"
+)
+
 // turn is the bridge's side of one CLI turn: its progress message.
 type turn struct {
 	view        *render.Turn
@@ -81,7 +87,6 @@ type approval struct {
 	token    string
 	req      runner.ApprovalRequested
 	msg      *outbox.Message
-	msgID    state.MessageID
 	deadline time.Time
 	answers  map[string]string // AskUserQuestion: question → chosen label
 	options  []optionRef       // button index → question/label
@@ -331,26 +336,26 @@ func (c *chat) startTurn(replyTo int) {
 		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Silent: true, Tag: "progress"})
 	t.lastFP, t.lastRender = t.view.Fingerprint(), now
 	c.turn = t
-	c.trackSent(t.progress, func(id outbox.MessageID) {
-		if t.done {
-			return // finished before the send completed; nothing to reconcile
-		}
-		t.progressID = state.MessageID(id)
-		if err := c.b.store.AddLive(c.ctx(), state.LiveMessage{Key: c.key, MessageID: t.progressID,
-			Kind: state.LiveProgress, Ref: t.cancelToken, CreatedAt: now}); err != nil {
-			c.log.Error().Err(err).Msg("record live progress message")
-		}
-	})
-}
-
-// trackSent runs fn in the actor once m's send resolved with an id.
-func (c *chat) trackSent(m *outbox.Message, fn func(outbox.MessageID)) {
+	// The live record is written as soon as the message exists, off the
+	// actor, so a crash right after the send still leaves a record for the
+	// next start to reconcile; the actor then learns the id.
+	key := c.key
 	go func() {
-		res, err := m.Sent().Wait(context.WithoutCancel(c.b.runCtx))
+		res, err := t.progress.Sent().Wait(context.WithoutCancel(c.b.runCtx))
 		if err != nil {
 			return
 		}
-		c.post(item{fn: func() { fn(res.MessageID) }})
+		id := state.MessageID(res.MessageID)
+		if err := c.b.store.AddLive(c.ctx(), state.LiveMessage{Key: key, MessageID: id,
+			Kind: state.LiveProgress, Ref: t.cancelToken, CreatedAt: now}); err != nil {
+			c.log.Error().Err(err).Msg("record live progress message")
+		}
+		c.post(item{fn: func() {
+			t.progressID = id
+			if t.done { // finished before the record landed
+				_ = c.b.store.RemoveLive(c.ctx(), key, id)
+			}
+		}})
 	}()
 }
 
@@ -471,7 +476,7 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 		chunks := render.RenderFinal(tc, render.FinalMeta{Duration: tc.Duration, CostUSD: tc.CostUSD,
 			ContextPercent: tc.ContextPercent, Model: model})
 		for i, chunk := range chunks {
-			opts := outbox.SendOptions{Tag: "final"}
+			opts := outbox.SendOptions{Tag: tagFinal}
 			if i == 0 {
 				opts.ReplyTo = outbox.MessageID(replyTo)
 			}
@@ -569,15 +574,18 @@ func (c *chat) requestApproval(req runner.ApprovalRequested) {
 		replyTo = c.turn.replyTo
 	}
 	a.msg = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: html, Keyboard: kb},
-		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Tag: "approval:" + a.token})
-	c.trackSent(a.msg, func(id outbox.MessageID) {
-		a.msgID = state.MessageID(id)
-		ctx := c.ctx()
-		_ = c.b.store.SetApprovalMessage(ctx, a.token, a.msgID)
-		if _, pending := c.approvals[a.token]; pending {
-			_ = c.b.store.AddLive(ctx, state.LiveMessage{Key: c.key, MessageID: a.msgID, Kind: state.LiveApproval, Ref: a.token, CreatedAt: now})
+		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Tag: tagApproval + a.token})
+	// The message id is stored as soon as it exists (off the actor): after
+	// a crash, reconciliation finds the pending approval and its message.
+	go func() {
+		res, err := a.msg.Sent().Wait(context.WithoutCancel(c.b.runCtx))
+		if err != nil {
+			return
 		}
-	})
+		if err := c.b.store.SetApprovalMessage(c.ctx(), a.token, state.MessageID(res.MessageID)); err != nil {
+			c.log.Error().Err(err).Msg("record approval message")
+		}
+	}()
 }
 
 func userName(u models.User) string {
@@ -679,9 +687,6 @@ func (c *chat) closeApproval(a *approval, stDec state.Decision, outcome render.D
 	delete(c.approvals, a.token)
 	delete(c.byRequest, a.req.RequestID)
 	c.b.forgetButton(a.token)
-	if a.msgID != 0 {
-		_ = c.b.store.RemoveLive(c.ctx(), c.key, a.msgID)
-	}
 	c.updateCounts()
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,7 +102,26 @@ type rig struct {
 	done   chan error
 	ready  chan struct{}
 	mutate func(*config.Config)
-	logs   *strings.Builder
+	logs   *lockedBuffer
+}
+
+// lockedBuffer collects the logs of every bridge a rig starts (a crashed
+// one keeps logging), for the token-redaction check.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 type rigOption func(*rig)
@@ -110,7 +131,7 @@ func withConfig(f func(*config.Config)) rigOption { return func(r *rig) { r.muta
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
 	r := &rig{t: t, tg: tgfake.New(t, tgfake.WithBotIdentity("Untether", "untether_bot")),
-		claude: claudetest.New(t, script()), dir: t.TempDir(), logs: &strings.Builder{}}
+		claude: claudetest.New(t, script()), dir: t.TempDir(), logs: &lockedBuffer{}}
 	for _, o := range opts {
 		o(r)
 	}
@@ -151,7 +172,7 @@ func (r *rig) start() {
 	ready := r.ready
 	b, err := bridge.New(bridge.Options{
 		Config: cfg, Store: store, Pool: runner.NewPool(cfg.Claude.MaxLiveProcesses, cfg.Claude.MaxConcurrentSpawns),
-		Logger:     zerolog.New(zerolog.SyncWriter(testWriter{r})).With().Timestamp().Logger(),
+		Logger:     zerolog.New(r.logs).With().Timestamp().Logger(),
 		InheritEnv: []string{"PATH=" + os.Getenv("PATH")},
 		HTTPClient: &http.Client{Timeout: 10 * time.Second},
 		Outbox: outbox.Options{PrivateInterval: 50 * time.Millisecond, PrivateBurst: 5, GroupInterval: 50 * time.Millisecond,
@@ -164,13 +185,6 @@ func (r *rig) start() {
 	r.cancel = cancel
 	r.done = make(chan error, 1)
 	go func() { r.done <- b.Run(ctx) }()
-}
-
-type testWriter struct{ r *rig }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.r.logs.Write(p)
-	return len(p), nil
 }
 
 // stop shuts the bridge down gracefully.
@@ -447,4 +461,129 @@ func TestForeignUserIgnored(t *testing.T) {
 		assert.False(t, c.AnyUserContains("hello?"))
 	}
 	assert.Empty(t, r.tg.Snapshot().BotMessages(tgfake.ChatID(mallory)), "no answer to a stranger")
+}
+
+func TestRestartMidApproval(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	first := r.say(chat, alice, "hello before the crash")
+	r.finalAnswer(chat, first.ID, "echo: hello before the crash")
+	in := r.say(chat, alice, "BASHRUN please")
+	ap := r.approvalMessage(chat, "out.txt")
+	approve := buttonData(ap, "Approve")
+	// Crash once the approval's message id is on disk (a crash within the
+	// few milliseconds before that leaves a message nobody can edit; its
+	// press still answers "expired").
+	require.Eventually(t, func() bool {
+		p, err := r.store.PendingApprovals(context.Background())
+		return err == nil && len(p) == 1 && p[0].MessageID != 0
+	}, wait, 10*time.Millisecond)
+	r.crash()
+
+	// While the daemon is down the user presses the (still shown) button.
+	q := r.tg.UserPresses(chat, ap.ID, approve)
+	r.start()
+	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+		for _, a := range sn.CallbackAnswers {
+			if a.QueryID == q && a.ShowAlert && strings.Contains(a.Text, "expired") {
+				return true
+			}
+		}
+		return false
+	})
+	r.waitBot(chat, "orphaned approval marked", func(m tgfake.Message) bool {
+		return m.ID == ap.ID && len(m.Keyboard) == 0 && strings.Contains(m.Text, "restart")
+	})
+	r.waitBot(chat, "orphaned progress marked", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "Interrupted") && len(m.Keyboard) == 0
+	})
+	assert.NoFileExists(t, r.claude.Workdir+"/out.txt", "an expired approval runs nothing")
+
+	after := r.say(chat, alice, "hello after the restart")
+	r.finalAnswer(chat, after.ID, "echo: hello after the restart")
+	// No update was handled twice: each prompt reached the model once and
+	// got one answer.
+	prompts := map[string]int{}
+	for _, c := range r.claude.API.ModelCalls() {
+		prompts[c.LastPrompt()]++
+	}
+	assert.Equal(t, 1, prompts["hello before the crash"])
+	assert.Equal(t, 1, prompts["hello after the restart"])
+	answers := 0
+	for _, m := range r.tg.Snapshot().BotMessages(chat) {
+		if strings.Contains(m.Text, "echo: hello before the crash") {
+			answers++
+		}
+	}
+	assert.Equal(t, 1, answers)
+	calls := r.claude.API.ModelCalls()
+	assert.True(t, calls[len(calls)-1].AnyUserContains("hello before the crash"), "the session resumed with its history")
+}
+
+func TestCLIKilledMidTurnThenResume(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	first := r.say(chat, alice, "REMEMBER pineapple")
+	r.finalAnswer(chat, first.ID, "echo: REMEMBER pineapple")
+	in := r.say(chat, alice, "SLOW please")
+	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") })
+	pid := r.b.ChatPID(state.ChatKey{Chat: state.ChatID(alice)})
+	require.NotZero(t, pid)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	r.waitBot(chat, "crash notice", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "stopped unexpectedly")
+	})
+	next := r.say(chat, alice, "what did I ask you to remember?")
+	r.finalAnswer(chat, next.ID, "echo: what did I ask you to remember?")
+	calls := r.claude.API.ModelCalls()
+	assert.True(t, calls[len(calls)-1].AnyUserContains("REMEMBER pineapple"), "history kept after the crash")
+}
+
+func TestTenChatsAtOnce(t *testing.T) {
+	r := newRig(t)
+	const n = 10
+	type sent struct {
+		chat   tgfake.ChatID
+		first  tgfake.Message
+		second tgfake.Message
+	}
+	var all []sent
+	for i := 0; i < n; i++ {
+		id := tgfake.ChatID(2000 + i)
+		r.tg.AddChat(tgfake.Chat{ID: id, Type: tgfake.Private, FirstName: fmt.Sprint("user", i)})
+	}
+	for i := 0; i < n; i++ {
+		id := tgfake.ChatID(2000 + i)
+		s := sent{chat: id}
+		s.first = r.say(id, tgfake.UserID(id), fmt.Sprintf("chat %d first", i))
+		s.second = r.say(id, tgfake.UserID(id), fmt.Sprintf("chat %d second", i))
+		all = append(all, s)
+	}
+	for i, s := range all {
+		a1 := r.finalAnswer(s.chat, s.first.ID, fmt.Sprintf("echo: chat %d first", i))
+		a2 := r.finalAnswer(s.chat, s.second.ID, fmt.Sprintf("echo: chat %d second", i))
+		assert.Less(t, a1.ID, a2.ID, "answers in order in chat %d", i)
+	}
+}
+
+func TestForumTopicsAreSeparateSessions(t *testing.T) {
+	r := newRig(t, withConfig(func(c *config.Config) { c.Telegram.AllowedUserIDs = append(c.Telegram.AllowedUserIDs, 4242) }))
+	group := tgfake.ChatID(-100500)
+	r.tg.AddChat(tgfake.Chat{ID: group, Type: tgfake.Supergroup, Title: "team", IsForum: true})
+	t1, t2 := r.tg.AddTopic(group), r.tg.AddTopic(group)
+	u := tgfake.User{ID: 4242, FirstName: "Bob"}
+	m1 := r.tg.UserSends(group, u, "topic one", tgfake.InTopic(t1))
+	m2 := r.tg.UserSends(group, u, "topic two", tgfake.InTopic(t2))
+	a1 := r.finalAnswer(group, m1.ID, "echo: topic one")
+	a2 := r.finalAnswer(group, m2.ID, "echo: topic two")
+	assert.Equal(t, t1, a1.Thread)
+	assert.Equal(t, t2, a2.Thread)
+	assert.NotEqual(t, r.sessionOf(state.ChatKey{Chat: state.ChatID(group), Thread: state.ThreadID(t1)}),
+		r.sessionOf(state.ChatKey{Chat: state.ChatID(group), Thread: state.ThreadID(t2)}))
+}
+
+func (r *rig) sessionOf(key state.ChatKey) string {
+	c, err := r.store.GetChat(context.Background(), key)
+	require.NoError(r.t, err)
+	return c.SessionID
 }

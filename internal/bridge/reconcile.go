@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/untether/untether/internal/bridge/outbox"
@@ -21,10 +22,21 @@ func (b *Bridge) reconcile(ctx context.Context) error {
 		return fmt.Errorf("read outbox journal: %w", err)
 	}
 	if len(items) > 0 {
+		// Replayed: final answers and notices the previous run accepted but
+		// could not deliver.
 		entries := make([]outbox.JournalEntry, 0, len(items))
 		for _, it := range items {
-			entries = append(entries, outbox.JournalEntry{ID: outbox.JournalID(it.ID),
-				Key: outbox.ChatKey{Chat: int64(it.Key.Chat), Thread: int(it.Key.Thread)}, Kind: it.Kind, Payload: it.Payload})
+			e := outbox.JournalEntry{ID: outbox.JournalID(it.ID),
+				Key: outbox.ChatKey{Chat: int64(it.Key.Chat), Thread: int(it.Key.Thread)}, Kind: it.Kind, Payload: it.Payload}
+			if strings.HasPrefix(outbox.EntryTag(e), tagApproval) {
+				// An approval prompt's request died with its CLI process:
+				// sending it now would show buttons nothing serves.
+				if err := b.store.AckOutbox(ctx, it.ID); err != nil {
+					b.log.Warn().Err(err).Msg("drop journaled approval prompt")
+				}
+				continue
+			}
+			entries = append(entries, e)
 		}
 		if _, err := b.out.Restore(ctx, entries); err != nil {
 			b.log.Error().Err(err).Msg("restore journaled messages")

@@ -125,3 +125,14 @@ func decodeSend(e JournalEntry) (sendRecord, error) {
 	}
 	return rec, nil
 }
+
+// EntryTag returns the Tag a journaled send was made with ("" if the
+// payload cannot be read), so the bridge can decide which leftovers are
+// still worth delivering after a restart.
+func EntryTag(e JournalEntry) string {
+	rec, err := decodeSend(e)
+	if err != nil {
+		return ""
+	}
+	return rec.Tag
+}

@@ -75,6 +75,11 @@ func (s *Server) AddTopic(chat ChatID) ThreadID {
 	if c == nil || !c.IsForum {
 		s.t.Fatalf("tgfake: AddTopic: chat %d is not a registered forum", chat)
 	}
+	// A topic's id is the id of its creation message; 1 is General's, which
+	// is never a real topic id, so real topic ids start above it.
+	if c.nextID <= 1 {
+		c.nextID = 2
+	}
 	th := ThreadID(c.nextID)
 	c.nextID++
 	c.topics[th] = true
