@@ -1,4 +1,232 @@
 // Command untether runs the Telegram ⇄ Claude Code daemon.
+//
+//	untether [run] [--config FILE]     run the daemon (default)
+//	untether check [--config FILE] [--online]
+//	untether version
+//
+// main only wires packages together: config → logger → state → runner pool
+// → bridge, plus signals and systemd notifications.
 package main
 
-func main() {}
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/untether/untether/internal/bridge"
+	"github.com/untether/untether/internal/bridge/logx"
+	"github.com/untether/untether/internal/bridge/notify"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/runner"
+)
+
+// Set with -ldflags "-X main.version=… -X main.commit=… -X main.date=…".
+var (
+	version = "dev"
+	commit  = "unknown"
+	date    = "unknown"
+)
+
+// Exit codes, distinct per failure class so systemd logs and Restart=
+// policies can tell them apart.
+const (
+	exitOK      = 0
+	exitRuntime = 1  // the daemon failed while running
+	exitUsage   = 2  // bad command line
+	exitConfig  = 10 // the config file is missing or invalid
+	exitState   = 11 // the state directory cannot be used (or is locked)
+	exitFatalTG = 12 // Telegram refused the token, or another poller runs
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := "run"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "run":
+		return runDaemon(args, stderr)
+	case "check":
+		return runCheck(args, stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "untether %s (commit %s, built %s, %s)\n", version, commit, date, runtime.Version())
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "untether: unknown command %q\n\n%s", cmd, usage)
+	return exitUsage
+}
+
+const usage = `usage:
+  untether [run] [--config FILE]            run the daemon (default command)
+  untether check [--config FILE] [--online] validate the config and the environment
+  untether version                          print version information
+
+--config defaults to $UNTETHER_CONFIG, then ~/.config/untether/untether.toml.
+`
+
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", config.DefaultPath(os.Getenv), "path to untether.toml")
+}
+
+func runDaemon(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := configFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	cfg, err := config.Load(*path, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "untether: %v\n", err)
+		return exitConfig
+	}
+	log := logx.New(string(cfg.Log.Level), logx.Format(cfg.Log.Format), os.Stderr, cfg.Telegram.BotToken.Reveal())
+
+	unlock, err := state.Lock(cfg.State.Dir)
+	if err != nil {
+		log.Error().Err(err).Msg("cannot use the state directory; is another untether running?")
+		return exitState
+	}
+	defer unlock() //nolint:errcheck // the lock dies with the process anyway
+	store, err := state.Open(context.Background(), cfg.State.Dir)
+	if err != nil {
+		log.Error().Err(err).Str("dir", cfg.State.Dir).Msg("open state")
+		return exitState
+	}
+	defer store.Close()
+
+	if err := runner.EnableSubreaper(); err != nil {
+		log.Warn().Err(err).Msg("cannot become a child subreaper; escaped CLI children may outlive their session")
+	}
+	claudeVersion, verr := runner.CLIVersion(context.Background(), cfg.Claude.Binary)
+	users := len(cfg.Telegram.AllowedUserIDs)
+	log.Info().Str("version", version).Str("commit", commit).Str("config", *path).
+		Int("allowed_users", users).Bool("allow_any_user", cfg.Telegram.AllowAnyUser).
+		Str("claude_version", claudeVersion).AnErr("claude_version_error", verr).
+		Str("state_dir", cfg.State.Dir).Msg("untether starting")
+
+	sd := notify.New()
+	b, err := bridge.New(bridge.Options{
+		Config: cfg, Store: store, Logger: log, InheritEnv: os.Environ(),
+		Pool:  runner.NewPool(cfg.Claude.MaxLiveProcesses, cfg.Claude.MaxConcurrentSpawns),
+		Ready: func() { _ = sd.Ready(); log.Info().Msg("serving Telegram updates") },
+	})
+	if err != nil {
+		log.Error().Err(err).Msg("create bridge")
+		return exitRuntime
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	drainCtx, forceStop := context.WithCancel(context.Background())
+	defer forceStop()
+	go func() {
+		stopping := false
+		for sig := range sigs {
+			switch {
+			case sig == syscall.SIGHUP:
+				reload(*path, b, &log)
+			case !stopping:
+				stopping = true
+				log.Info().Str("signal", sig.String()).Dur("drain_timeout", b.Config().Daemon.DrainTimeout.Std()).
+					Msg("stopping: finishing running turns (send the signal again to stop at once)")
+				_ = sd.Stopping(b.Config().Daemon.DrainTimeout.Std() + 30*time.Second)
+				stop()
+			default:
+				log.Warn().Str("signal", sig.String()).Msg("second signal: interrupting running turns now")
+				forceStop()
+			}
+		}
+	}()
+	go watchdog(ctx, b, sd, &log)
+
+	runErr := b.Run(ctx)
+	stop()
+	drain, cancel := context.WithTimeout(drainCtx, b.Config().Daemon.DrainTimeout.Std())
+	defer cancel()
+	if err := b.Shutdown(drain); err != nil {
+		log.Error().Err(err).Msg("shutdown left work undone")
+	}
+	if runErr != nil {
+		log.Error().Err(runErr).Msg("untether stopped on an error")
+		if errors.Is(runErr, bridge.ErrFatalTelegram) {
+			return exitFatalTG
+		}
+		return exitRuntime
+	}
+	log.Info().Msg("untether stopped")
+	return exitOK
+}
+
+// reload applies the safe subset of a changed config file (SIGHUP).
+func reload(path string, b *bridge.Bridge, log *zerolog.Logger) {
+	next, err := config.Load(path, os.Getenv)
+	if err != nil {
+		log.Error().Err(err).Msg("reload: keeping the running configuration")
+		return
+	}
+	cur := b.Config()
+	reloadable, restart := cur.Diff(next)
+	// Keys that need a restart keep their running values.
+	merged := *cur
+	merged.Telegram.AllowedUserIDs = next.Telegram.AllowedUserIDs
+	merged.Telegram.AllowAnyUser = next.Telegram.AllowAnyUser
+	merged.Telegram.AllowedChatIDs = next.Telegram.AllowedChatIDs
+	merged.Progress = next.Progress
+	merged.Claude.IdleTimeout = next.Claude.IdleTimeout
+	merged.Claude.ApprovalTimeout = next.Claude.ApprovalTimeout
+	merged.Claude.StopTimeout = next.Claude.StopTimeout
+	merged.Log.Level = next.Log.Level
+	merged.Daemon.DrainTimeout = next.Daemon.DrainTimeout
+	b.Reload(&merged)
+	logx.SetLevel(string(next.Log.Level))
+	log.Info().Strs("applied", reloadable).Strs("need_restart", restart).Msg("configuration reloaded")
+}
+
+// watchdog pets systemd's watchdog while the daemon makes progress and
+// keeps STATUS= current.
+func watchdog(ctx context.Context, b *bridge.Bridge, sd *notify.Notifier, log *zerolog.Logger) {
+	interval := notify.WatchdogInterval()
+	status := 10 * time.Second
+	if interval > 0 && interval < status {
+		status = interval
+	}
+	tick := time.NewTicker(status)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			st := b.Stats()
+			_ = sd.Status(fmt.Sprintf("%d chats, %d running turns, %d pending approvals", st.Chats, st.Running, st.PendingApprovals))
+			if interval <= 0 {
+				continue
+			}
+			if err := b.Healthy(now); err != nil {
+				log.Error().Err(err).Msg("not petting the systemd watchdog: the daemon is not making progress")
+				continue
+			}
+			_ = sd.Watchdog()
+		}
+	}
+}

@@ -66,6 +66,7 @@ type Bridge struct {
 	draining atomic.Bool
 	fatal    chan error
 	ready    sync.Once
+	lastPoll atomic.Int64 // unix nanos of the last successful getUpdates
 }
 
 // buttonKind is the action a callback button performs.
@@ -117,10 +118,16 @@ func (b *Bridge) Run(ctx context.Context) error {
 	b.offsets = newOffsetTracker(b.store, offset, handled)
 
 	poll := cfg.Telegram.PollTimeout.Std()
-	client := b.opts.HTTPClient
-	if client == nil {
-		client = &http.Client{Timeout: poll + 15*time.Second}
+	client := &http.Client{Timeout: poll + 15*time.Second}
+	if b.opts.HTTPClient != nil {
+		c := *b.opts.HTTPClient
+		client = &c
 	}
+	base := client.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	client.Transport = pollObserver{next: base, b: b}
 	b.bot, err = bot.New(cfg.Telegram.BotToken.Reveal(),
 		bot.WithServerURL(cfg.Telegram.APIURL),
 		bot.WithHTTPClient(poll, client),
@@ -131,7 +138,6 @@ func (b *Bridge) Run(ctx context.Context) error {
 		bot.WithErrorsHandler(b.pollError),
 		bot.WithAllowedUpdates(bot.AllowedUpdates{models.AllowedUpdateMessage, models.AllowedUpdateCallbackQuery}),
 		bot.WithInitialOffset(offset),
-		bot.WithMiddlewares(b.markReady),
 	)
 	if err != nil {
 		return fmt.Errorf("create Telegram client: %w", redactErr(err, cfg))
@@ -228,17 +234,44 @@ func (b *Bridge) Stats() Stats {
 	return s
 }
 
-func (b *Bridge) markReady(next bot.HandlerFunc) bot.HandlerFunc {
-	return func(ctx context.Context, bt *bot.Bot, u *models.Update) {
-		b.ready.Do(b.signalReady)
-		next(ctx, bt, u)
-	}
+// pollObserver notes every successful getUpdates: the first one makes the
+// daemon ready, and their recency is the update loop's liveness.
+type pollObserver struct {
+	next http.RoundTripper
+	b    *Bridge
 }
 
-func (b *Bridge) signalReady() {
-	if b.opts.Ready != nil {
-		b.opts.Ready()
+func (o pollObserver) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := o.next.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/getUpdates") {
+		o.b.lastPoll.Store(time.Now().UnixNano())
+		o.b.ready.Do(func() {
+			if o.b.opts.Ready != nil {
+				o.b.opts.Ready()
+			}
+		})
 	}
+	return resp, err
+}
+
+// Healthy reports whether the daemon makes progress: getUpdates succeeded
+// recently and no chat has left an item in its mailbox for long. The
+// systemd watchdog is fed only while it holds, so a wedged daemon is
+// restarted.
+func (b *Bridge) Healthy(now time.Time) error {
+	poll := b.Config().Telegram.PollTimeout.Std()
+	last := time.Unix(0, b.lastPoll.Load())
+	if b.lastPoll.Load() == 0 || now.Sub(last) > 2*poll+30*time.Second {
+		return fmt.Errorf("no successful getUpdates since %s", last.Format(time.RFC3339))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for key, c := range b.chats {
+		if since := c.stalledSince(); !since.IsZero() && now.Sub(since) > 2*time.Minute {
+			return fmt.Errorf("chat %s has not handled its mailbox since %s", key, since.Format(time.RFC3339))
+		}
+	}
+	return nil
 }
 
 // pollError sees every getUpdates failure (the library retries by itself).
@@ -537,4 +570,18 @@ func botCommands() []models.BotCommand {
 		out = append(out, models.BotCommand{Command: c.Command, Description: c.Description})
 	}
 	return out
+}
+
+// CheckToken calls getMe with the configured token and returns the bot's
+// username (untether check --online).
+func CheckToken(ctx context.Context, cfg *config.Config) (string, error) {
+	b, err := bot.New(cfg.Telegram.BotToken.Reveal(), bot.WithServerURL(cfg.Telegram.APIURL), bot.WithSkipGetMe())
+	if err != nil {
+		return "", redactErr(err, cfg)
+	}
+	me, err := b.GetMe(ctx)
+	if err != nil {
+		return "", fmt.Errorf("getMe: %w", redactErr(err, cfg))
+	}
+	return me.Username, nil
 }

@@ -46,6 +46,7 @@ type chat struct {
 
 	boxMu  sync.Mutex
 	box    []item
+	boxAt  time.Time // when the oldest unhandled item was posted
 	notify chan struct{}
 	stopCh chan context.Context
 
@@ -112,12 +113,23 @@ func newChat(b *Bridge, key state.ChatKey, group bool) *chat {
 // on a busy chat.
 func (c *chat) post(it item) {
 	c.boxMu.Lock()
+	if len(c.box) == 0 {
+		c.boxAt = time.Now()
+	}
 	c.box = append(c.box, it)
 	c.boxMu.Unlock()
 	select {
 	case c.notify <- struct{}{}:
 	default:
 	}
+}
+
+// stalledSince is when the chat's oldest unhandled item was posted (or the
+// previous item was taken), zero when the mailbox is empty.
+func (c *chat) stalledSince() time.Time {
+	c.boxMu.Lock()
+	defer c.boxMu.Unlock()
+	return c.boxAt
 }
 
 func (c *chat) counts() (running, pending int) {
@@ -174,11 +186,13 @@ func (c *chat) drainBox() {
 	for {
 		c.boxMu.Lock()
 		if len(c.box) == 0 {
+			c.boxAt = time.Time{}
 			c.boxMu.Unlock()
 			return
 		}
 		it := c.box[0]
 		c.box = c.box[1:]
+		c.boxAt = time.Now() // the next item's wait starts now
 		c.boxMu.Unlock()
 		c.safely("mailbox", func() { c.handle(it) })
 		if it.updateID != 0 {

@@ -369,3 +369,12 @@ func TestRealCLIUnknownResumeStartsFresh(t *testing.T) {
 	assert.Equal(t, SessionID("00000000-0000-4000-8000-000000000000"), ev.(SessionRestarted).Previous)
 	log.waitFor(t, 0, "answer", answerIs("echo: are you there?"))
 }
+
+func TestRealCLIVersion(t *testing.T) {
+	v, err := CLIVersion(context.Background(), claudetest.Binary(t))
+	require.NoError(t, err)
+	assert.Equal(t, TestedVersion, v)
+	assert.Equal(t, claudetest.Version, TestedVersion)
+	_, err = CLIVersion(context.Background(), "/nonexistent/claude")
+	assert.Error(t, err)
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/untether/untether/internal/bridge"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/runner"
+)
+
+// runCheck validates the config and the environment the daemon needs,
+// printing one line per finding; any error makes the exit code non-zero.
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := configFlag(fs)
+	online := fs.Bool("online", false, "also call Telegram's getMe with the token")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	failed := false
+	say := func(level, format string, a ...any) {
+		if level == "error" {
+			failed = true
+		}
+		fmt.Fprintf(stdout, "%-5s %s\n", level, fmt.Sprintf(format, a...))
+	}
+	cfg, err := config.Load(*path, os.Getenv)
+	if err != nil {
+		say("error", "config %s: %v", *path, err)
+		return exitConfig
+	}
+	say("ok", "config %s is valid", *path)
+	if fi, err := os.Stat(*path); err == nil && fi.Mode().Perm()&0o077 != 0 && !cfg.Telegram.BotToken.IsZero() && os.Getenv(config.EnvBotToken) == "" {
+		say("warn", "config %s holds the bot token and is readable by group or others (mode %v); chmod 600 it", *path, fi.Mode().Perm())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if v, err := runner.CLIVersion(ctx, cfg.Claude.Binary); err != nil {
+		say("error", "claude: %v", err)
+	} else if v != runner.TestedVersion {
+		say("warn", "claude %s found; untether is tested with %s", v, runner.TestedVersion)
+	} else {
+		say("ok", "claude %s (the tested version)", v)
+	}
+	if err := os.MkdirAll(cfg.State.Dir, 0o700); err != nil {
+		say("error", "state dir %s: %v", cfg.State.Dir, err)
+	} else if f, err := os.CreateTemp(cfg.State.Dir, ".check-*"); err != nil {
+		say("error", "state dir %s is not writable: %v", cfg.State.Dir, err)
+	} else {
+		f.Close()
+		os.Remove(f.Name())
+		say("ok", "state dir %s is writable", filepath.Clean(cfg.State.Dir))
+	}
+	if *online {
+		if name, err := bridge.CheckToken(ctx, cfg); err != nil {
+			say("error", "telegram: %v", err)
+		} else {
+			say("ok", "telegram: the token belongs to @%s", name)
+		}
+	}
+	if failed {
+		return exitConfig
+	}
+	return exitOK
+}
