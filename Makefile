@@ -1,0 +1,15 @@
+# Convenience targets; each is one command from the README.
+.PHONY: build test bench run
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+
+build:
+	go build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)" -o untether ./cmd/untether
+
+test:
+	scripts/test.sh
+
+bench:
+	go test -run '^$$' -bench . -benchtime 20x ./internal/runner ./internal/render ./internal/bridge/outbox ./internal/bridge/state
