@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,11 +19,11 @@ import (
 // runCheck validates the config and the environment the daemon needs,
 // printing one line per finding; any error makes the exit code non-zero.
 func runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := configFlag(fs)
-	online := fs.Bool("online", false, "also call Telegram's getMe with the token")
-	if err := fs.Parse(args); err != nil {
+	flags := flag.NewFlagSet("check", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	path := configFlag(flags)
+	online := flags.Bool("online", false, "also call Telegram's getMe with the token")
+	if err := flags.Parse(args); err != nil {
 		return exitUsage
 	}
 	failed := false
@@ -32,7 +34,20 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%-5s %s\n", level, fmt.Sprintf(format, a...))
 	}
 	cfg, err := config.Load(*path, os.Getenv)
-	if err != nil {
+	var invalid *config.ValidationError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		say("error", "config %s does not exist: %s", *path, missingConfigHint)
+		return exitConfig
+	case errors.As(err, &invalid):
+		// One line per problem, each naming its key, so every mistake in
+		// the file shows at once.
+		say("error", "config %s is invalid (%d %s):", *path, len(invalid.Problems), plural(len(invalid.Problems), "problem", "problems"))
+		for _, p := range invalid.Problems {
+			say("error", "  %s: %s", p.Key, p.Message)
+		}
+		return exitConfig
+	case err != nil:
 		say("error", "config %s: %v", *path, err)
 		return exitConfig
 	}
@@ -69,4 +84,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitConfig
 	}
 	return exitOK
+}
+
+// missingConfigHint tells a newcomer how to get a config file.
+const missingConfigHint = "copy untether.example.toml there and fill it in, or pass --config FILE or set " + config.EnvConfigPath
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

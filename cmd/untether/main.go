@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"runtime"
@@ -86,15 +87,18 @@ func configFlag(fs *flag.FlagSet) *string {
 }
 
 func runDaemon(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := configFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	flags := flag.NewFlagSet("run", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	path := configFlag(flags)
+	if err := flags.Parse(args); err != nil {
 		return exitUsage
 	}
 	cfg, err := config.Load(*path, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "untether: %v\n", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "untether: %s\n", missingConfigHint)
+		}
 		return exitConfig
 	}
 	log := logx.New(string(cfg.Log.Level), logx.Format(cfg.Log.Format), os.Stderr, cfg.Telegram.BotToken.Reveal())
