@@ -57,6 +57,8 @@ func script() fakeapi.Script {
 	rules = append(rules, bash("TOUCHONE", "touch made.txt")...)
 	rules = append(rules, bash("TOUCHTWO", "touch made.txt")...)
 	rules = append(rules,
+		fakeapi.Rule{Name: "overloaded", When: fakeapi.Match{PromptContains: "OVERLOAD"},
+			Replies: []fakeapi.Reply{fakeapi.Error(529)}},
 		fakeapi.Rule{Name: "slow", When: fakeapi.Match{PromptContains: "SLOW"},
 			Replies: []fakeapi.Reply{{Content: []fakeapi.Block{fakeapi.TextBlock(strings.Repeat("slow answer ", 300))}, ChunkDelayMs: 100}}},
 		fakeapi.Rule{Name: "long", When: fakeapi.Match{PromptContains: "LONGANSWER"},
@@ -126,14 +128,21 @@ func (l *lockedBuffer) String() string {
 
 type rigOption func(*rig)
 
+func withClaude(opts ...claudetest.Option) rigOption {
+	return func(r *rig) { r.claude = claudetest.New(r.t, script(), opts...) }
+}
+
 func withConfig(f func(*config.Config)) rigOption { return func(r *rig) { r.mutate = f } }
 
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
 	r := &rig{t: t, tg: tgfake.New(t, tgfake.WithBotIdentity("Untether", "untether_bot")),
-		claude: claudetest.New(t, script()), dir: t.TempDir(), logs: &lockedBuffer{}}
+		dir: t.TempDir(), logs: &lockedBuffer{}}
 	for _, o := range opts {
 		o(r)
+	}
+	if r.claude == nil {
+		r.claude = claudetest.New(t, script())
 	}
 	r.tg.AddChat(tgfake.Chat{ID: tgfake.ChatID(alice), Type: tgfake.Private, FirstName: "Alice", Username: "alice"})
 	r.start()
@@ -586,4 +595,87 @@ func (r *rig) sessionOf(key state.ChatKey) string {
 	c, err := r.store.GetChat(context.Background(), key)
 	require.NoError(r.t, err)
 	return c.SessionID
+}
+
+func TestApprovalTimeoutAndWithdrawal(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	t.Run("timeout denies and expires", func(t *testing.T) {
+		r := newRig(t, withConfig(func(c *config.Config) { c.Claude.ApprovalTimeout = config.Duration(time.Second) }))
+		in := r.say(chat, alice, "BASHRUN please")
+		ap := r.approvalMessage(chat, "out.txt")
+		r.waitBot(chat, "expired approval", func(m tgfake.Message) bool {
+			return m.ID == ap.ID && len(m.Keyboard) == 0 && strings.Contains(m.Text, "Expired")
+		})
+		r.finalAnswer(chat, in.ID, "The command ran.")
+		assert.NoFileExists(t, r.claude.Workdir+"/out.txt", "an expired approval is a deny")
+		log, err := r.store.ApprovalLog(context.Background(), state.ChatKey{Chat: state.ChatID(alice)}, 10)
+		require.NoError(t, err)
+		require.Len(t, log, 1)
+		assert.Equal(t, state.DecisionExpired, log[0].Decision)
+	})
+	t.Run("cancel withdraws a pending approval", func(t *testing.T) {
+		r := newRig(t)
+		in := r.say(chat, alice, "BASHRUN please")
+		ap := r.approvalMessage(chat, "out.txt")
+		r.say(chat, alice, "/cancel")
+		r.waitBot(chat, "withdrawn approval", func(m tgfake.Message) bool {
+			return m.ID == ap.ID && len(m.Keyboard) == 0 && strings.Contains(m.Text, "Withdrawn")
+		})
+		r.waitBot(chat, "stopped", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped") })
+		// The old button is gone from the message; a stale press from a
+		// client that still shows it would get an alert (see the restart test).
+	})
+}
+
+func TestCommands(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	in := r.say(chat, alice, "hello")
+	r.finalAnswer(chat, in.ID, "echo: hello")
+
+	st := r.say(chat, alice, "/status")
+	status := r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	first := r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)})
+	assert.Contains(t, status.Text, first)
+	assert.Contains(t, status.Text, "default")
+
+	md := r.say(chat, alice, "/mode acceptEdits")
+	r.waitBot(chat, "mode switched", func(m tgfake.Message) bool { return m.ReplyTo == md.ID && strings.Contains(m.Text, "acceptEdits") })
+	bad := r.say(chat, alice, "/mode yolo")
+	r.waitBot(chat, "mode usage", func(m tgfake.Message) bool { return m.ReplyTo == bad.ID && strings.Contains(m.Text, "Usage") })
+
+	nw := r.say(chat, alice, "/new")
+	r.waitBot(chat, "new session", func(m tgfake.Message) bool { return m.ReplyTo == nw.ID && strings.Contains(m.Text, "New session") })
+	again := r.say(chat, alice, "hello again")
+	r.finalAnswer(chat, again.ID, "echo: hello again")
+	second := r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)})
+	assert.NotEqual(t, first, second, "/new starts a fresh session")
+	calls := r.claude.API.ModelCalls()
+	assert.False(t, calls[len(calls)-1].AnyUserContains("hello\n") || calls[len(calls)-1].AnyUserContains(`"hello"`), "the fresh session has no history")
+
+	hp := r.say(chat, alice, "/help")
+	r.waitBot(chat, "help", func(m tgfake.Message) bool { return m.ReplyTo == hp.ID && strings.Contains(m.Text, "/cancel") })
+	cmds := r.tg.Snapshot().Commands
+	assert.NotEmpty(t, cmds, "commands registered with setMyCommands")
+}
+
+func TestQueuedMessageWhileBusy(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	in := r.say(chat, alice, "SLOW please")
+	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") })
+	next := r.say(chat, alice, "and then this")
+	r.waitBot(chat, "queued note", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "queued") })
+	r.finalAnswer(chat, in.ID, "slow answer")
+	r.finalAnswer(chat, next.ID, "echo: and then this")
+}
+
+func TestErrorResultIsExplained(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t, withClaude(claudetest.WithMaxRetries(0)))
+	in := r.say(chat, alice, "OVERLOAD please")
+	m := r.waitBot(chat, "error answer", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "verloaded") })
+	assert.NotContains(t, m.Text, "{\"", "no raw JSON")
+	in2 := r.say(chat, alice, "fine now?")
+	r.finalAnswer(chat, in2.ID, "echo: fine now?")
 }
