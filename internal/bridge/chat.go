@@ -336,8 +336,14 @@ func (c *chat) sendToClaude(text string, msgID int) {
 	c.userMsgs[uuid] = msgID
 }
 
-// startTurn shows a progress message right away, before the CLI's first
-// frame (a cold start takes about a second).
+// progressShowAfter is how long a turn runs before it gets a progress
+// message. A quick answer then costs one message (plus the typing
+// indicator, sent at once) instead of a progress message, its edits and
+// the answer; anything slower shows its progress within about a second.
+const progressShowAfter = 800 * time.Millisecond
+
+// startTurn begins tracking a turn; the typing indicator is the immediate
+// feedback, the progress message follows if the turn takes a while.
 func (c *chat) startTurn(replyTo int) {
 	now := time.Now()
 	t := &turn{view: render.NewTurn(now), cancelToken: newToken(), replyTo: replyTo}
@@ -345,17 +351,24 @@ func (c *chat) startTurn(replyTo int) {
 	if c.sess != nil {
 		t.view.Model, t.view.Mode = c.sess.Model(), c.sess.PermissionMode()
 	}
+	c.turn = t
+	if c.b.Config().Progress.Typing {
+		c.b.out.Typing(c.ctx(), c.outKey)
+	}
+}
+
+// showProgress sends the turn's progress message.
+func (c *chat) showProgress(t *turn, now time.Time) {
 	html, kb := render.RenderProgress(t.view, c.progressOptions(t, now))
 	t.progress = c.b.out.Send(c.ctx(), c.outKey, outbox.Low, outbox.Content{Text: html, Keyboard: kb},
-		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Silent: true, Tag: "progress"})
+		outbox.SendOptions{ReplyTo: outbox.MessageID(t.replyTo), Silent: true, Tag: "progress"})
 	t.lastFP, t.lastRender = t.view.Fingerprint(), now
-	c.turn = t
 	// The live record is written as soon as the message exists, off the
 	// actor, so a crash right after the send still leaves a record for the
 	// next start to reconcile; the actor then learns the id.
-	key := c.key
+	key, progress := c.key, t.progress
 	go func() {
-		res, err := t.progress.Sent().Wait(context.WithoutCancel(c.b.runCtx))
+		res, err := progress.Sent().Wait(context.WithoutCancel(c.b.runCtx))
 		if err != nil {
 			return
 		}
@@ -385,9 +398,14 @@ func (c *chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
 func (c *chat) onTick(now time.Time) {
 	t := c.turn
 	if t != nil && !t.done {
+		switch {
+		case t.progress == nil:
+			if now.Sub(t.view.StartedAt) >= progressShowAfter {
+				c.showProgress(t, now)
+			}
 		// Re-render on change, and every few seconds anyway so the elapsed
 		// clock moves during a long tool call.
-		if t.view.Fingerprint() != t.lastFP || now.Sub(t.lastRender) >= 5*time.Second {
+		case t.view.Fingerprint() != t.lastFP || now.Sub(t.lastRender) >= 5*time.Second:
 			c.renderProgress(t, now)
 		}
 		if c.b.Config().Progress.Typing && t.view.PendingApprovals() == 0 {
@@ -412,6 +430,9 @@ func (c *chat) renderProgress(t *turn, now time.Time) {
 func (c *chat) finishProgress(t *turn, failed bool) {
 	t.done = true
 	c.b.forgetButton(t.cancelToken)
+	if t.progress == nil {
+		return // the turn ended before it needed one
+	}
 	now := time.Now()
 	if c.b.Config().Progress.OnFinish == "delete" && !failed {
 		c.b.out.Delete(c.ctx(), t.progress, outbox.Low)

@@ -59,6 +59,8 @@ func script() fakeapi.Script {
 	rules = append(rules,
 		fakeapi.Rule{Name: "overloaded", When: fakeapi.Match{PromptContains: "OVERLOAD"},
 			Replies: []fakeapi.Reply{fakeapi.Error(529)}},
+		fakeapi.Rule{Name: "steady", When: fakeapi.Match{PromptContains: "STEADY"},
+			Replies: []fakeapi.Reply{{Content: []fakeapi.Block{fakeapi.TextBlock(strings.Repeat("steady words ", 40))}, ChunkDelayMs: 150}}},
 		fakeapi.Rule{Name: "slow", When: fakeapi.Match{PromptContains: "SLOW"},
 			Replies: []fakeapi.Reply{{Content: []fakeapi.Block{fakeapi.TextBlock(strings.Repeat("slow answer ", 300))}, ChunkDelayMs: 100}}},
 		fakeapi.Rule{Name: "long", When: fakeapi.Match{PromptContains: "LONGANSWER"},
@@ -280,24 +282,36 @@ func (r *rig) approvalMessage(chat tgfake.ChatID, contains string) tgfake.Messag
 }
 
 func TestMessageAnsweredWithProgress(t *testing.T) {
+	chat := tgfake.ChatID(alice)
 	r := newRig(t)
-	in := r.say(tgfake.ChatID(alice), alice, "hello there")
-	final := r.finalAnswer(tgfake.ChatID(alice), in.ID, "echo: hello there")
-	sn := r.tg.Snapshot()
-	var progress *tgfake.Message
-	for _, m := range sn.BotMessages(tgfake.ChatID(alice)) {
-		if m.ID < final.ID && m.ReplyTo == in.ID {
-			progress = &m
-		}
-	}
-	require.NotNil(t, progress, "a progress message replied to the user's message before the answer")
-	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
-		m, _ := sn.Message(tgfake.ChatID(alice), progress.ID)
-		return len(m.Keyboard) == 0 && m.EditCount > 0
+	// A few seconds of streamed answer: long enough to get a progress
+	// message that shows the text as it streams.
+	in := r.say(chat, alice, "STEADY please")
+	prog := r.waitBot(chat, "progress with streamed text", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "steady words") && buttonData(m, "Cancel") != ""
 	})
-	for _, c := range sn.Calls {
-		assert.NotEqual(t, 400, c.Status, "no Bot API call failed: %s %s", c.Method, c.Description)
+	final := r.finalAnswer(chat, in.ID, "steady words")
+	assert.Greater(t, final.ID, prog.ID)
+	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+		m, _ := sn.Message(chat, prog.ID)
+		return len(m.Keyboard) == 0 && strings.Contains(m.Text, "Done")
+	})
+	assert.NotEmpty(t, r.tg.Snapshot().ChatActions, "typing shown while Claude works")
+
+	// A quick warm turn costs at most 4 Bot API calls and no error.
+	before := len(r.tg.Calls())
+	in2 := r.say(chat, alice, "quick one")
+	r.finalAnswer(chat, in2.ID, "echo: quick one")
+	time.Sleep(2 * time.Second) // let any trailing edit land before counting
+	var calls []string
+	for _, c := range r.tg.Calls()[before:] {
+		if c.Method == "getUpdates" {
+			continue
+		}
+		calls = append(calls, c.Method)
+		assert.Less(t, c.Status, 400, "%s failed: %s", c.Method, c.Description)
 	}
+	assert.LessOrEqual(t, len(calls), 4, "calls for a simple turn: %v", calls)
 }
 
 func TestApproveDenyAlways(t *testing.T) {
