@@ -39,7 +39,7 @@ func BenchmarkDecodeTranslate(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		tr := NewTranslator(0)
 		for _, line := range frames {
-			f, err := DecodeFrame(line)
+			f, err := decodeLine(line)
 			evs = decodeEvents(tr, f, err, line, evs[:0])
 		}
 	}
@@ -47,7 +47,7 @@ func BenchmarkDecodeTranslate(b *testing.B) {
 	b.ReportMetric(float64(testing.AllocsPerRun(1, func() {
 		tr := NewTranslator(0)
 		for _, line := range frames {
-			f, err := DecodeFrame(line)
+			f, err := decodeLine(line)
 			evs = decodeEvents(tr, f, err, line, evs[:0])
 		}
 	}))/float64(len(frames)), "allocs/frame")
@@ -79,6 +79,29 @@ func BenchmarkBaselineValid(b *testing.B) {
 		}
 	}
 	reportPerFrame(b, len(frames))
+}
+
+// BenchmarkQuietFrames is the pipeline over frames nothing renders (hooks,
+// thinking-token estimates, heartbeats, non-text stream events): the
+// target is zero allocations per frame.
+func BenchmarkQuietFrames(b *testing.B) {
+	lines := [][]byte{
+		[]byte(`{"type":"system","subtype":"hook_started","hook_id":"h1","hook_name":"Stop","hook_event":"Stop","uuid":"u","session_id":"s"}`),
+		[]byte(`{"type":"system","subtype":"thinking_tokens","estimated_tokens":8,"estimated_tokens_delta":8,"session_id":"s","uuid":"u"}`),
+		[]byte(`{"type":"tool_progress","tool_use_id":"t-heartbeat-0","tool_name":"Bash","parent_tool_use_id":"t","elapsed_time_seconds":30,"heartbeat":true,"session_id":"s","uuid":"u"}`),
+		[]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}},"session_id":"s","parent_tool_use_id":null,"uuid":"u"}`),
+	}
+	tr := NewTranslator(0)
+	var evs []Event
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, line := range lines {
+			f, err := decodeLine(line)
+			evs = decodeEvents(tr, f, err, line, evs[:0])
+		}
+	}
+	reportPerFrame(b, len(lines))
 }
 
 // BenchmarkPeekType is the zero-allocation dispatch step alone.

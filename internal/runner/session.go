@@ -738,7 +738,7 @@ func (s *Session) readLoop(proc *process) {
 		if len(line) == 0 {
 			continue
 		}
-		f, derr := DecodeFrame(line)
+		f, derr := decodeLine(line)
 		evs = decodeEvents(s.tr, f, derr, line, evs[:0])
 		s.observe(proc, f)
 		for _, ev := range evs {

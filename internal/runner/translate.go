@@ -66,7 +66,7 @@ func (t *Translator) Translate(f Frame, out []Event) []Event {
 		return append(out, MessageLifecycle{UUID: f.CommandUUID, State: MessageState(f.State)})
 	case *ConversationResetFrame:
 		return append(out, ConversationReset{NewConversationID: f.NewConversationID})
-	case *ToolProgressFrame, *ControlResponseFrame:
+	case *ToolProgressFrame, *ControlResponseFrame, *QuietFrame:
 		return out // heartbeats and our own request acks carry nothing to show
 	case *UnknownFrame:
 		return append(out, Unknown{Kind: f.Kind(), Raw: f.Raw})
