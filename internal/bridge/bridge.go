@@ -163,6 +163,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	if err := b.reconcile(ctx); err != nil {
 		b.log.Error().Err(err).Msg("reconcile state left by the previous run")
 	}
+	b.prewarm(ctx)
 	if _, err := b.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: botCommands()}); err != nil {
 		b.log.Warn().Err(redactErr(err, cfg)).Msg("register bot commands")
 	}
@@ -182,6 +183,33 @@ func (b *Bridge) Run(ctx context.Context) error {
 	stopPoll()
 	<-polled
 	return err
+}
+
+// prewarmLimit bounds how many recently active chats get their CLI started
+// at boot: start-up is CPU-bound (~1 CPU-second each), and the spawn
+// limiter queues them anyway.
+const prewarmLimit = 8
+
+// prewarm starts the CLIs of chats active within the idle timeout, so their
+// first message after a restart does not wait for a cold start. The spawn
+// limiter and the live-process cap bound it like any other start.
+func (b *Bridge) prewarm(ctx context.Context) {
+	cfg := b.Config()
+	recent, err := b.store.RecentChats(ctx, time.Now().Add(-cfg.Claude.IdleTimeout.Std()), min(prewarmLimit, cfg.Claude.MaxLiveProcesses))
+	if err != nil {
+		b.log.Warn().Err(err).Msg("list recent chats to prewarm")
+		return
+	}
+	for _, rec := range recent {
+		if rec.SessionID == "" || !b.allowedChat(int64(rec.Key.Chat)) {
+			continue
+		}
+		c := b.chat(rec.Key, rec.Key.Chat < 0)
+		if c == nil {
+			return
+		}
+		c.post(item{fn: c.prewarm})
+	}
 }
 
 // Shutdown stops the chats and flushes the outbox. Running turns are given

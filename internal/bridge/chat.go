@@ -309,6 +309,21 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	return sess, nil
 }
 
+// prewarm starts this chat's CLI before its first message (off the actor:
+// the start waits for the spawn limiter).
+func (c *chat) prewarm() {
+	sess, err := c.ensureSession()
+	if err != nil {
+		c.log.Warn().Err(err).Msg("prewarm session")
+		return
+	}
+	go func() {
+		if err := sess.Prewarm(c.ctx()); err != nil {
+			c.log.Info().Err(err).Msg("prewarm CLI")
+		}
+	}()
+}
+
 func (c *chat) sendToClaude(text string, msgID int) {
 	if c.b.draining.Load() {
 		c.reply("⏸ untether is restarting and did not send this to Claude. Please send it again in a minute.", msgID)

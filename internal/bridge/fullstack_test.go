@@ -522,6 +522,8 @@ func TestRestartMidApproval(t *testing.T) {
 	})
 	assert.NoFileExists(t, r.claude.Workdir+"/out.txt", "an expired approval runs nothing")
 
+	require.Eventually(t, func() bool { return r.b.ChatPID(state.ChatKey{Chat: state.ChatID(alice)}) != 0 }, wait, 20*time.Millisecond,
+		"the recently active chat's CLI is started before its first message")
 	after := r.say(chat, alice, "hello after the restart")
 	r.finalAnswer(chat, after.ID, "echo: hello after the restart")
 	// No update was handled twice: each prompt reached the model once and

@@ -378,3 +378,20 @@ func TestRealCLIVersion(t *testing.T) {
 	_, err = CLIVersion(context.Background(), "/nonexistent/claude")
 	assert.Error(t, err)
 }
+
+func TestRealCLIPrewarmThenTurn(t *testing.T) {
+	r := newRealSession(t, nil)
+	send(t, r.s, "REMEMBER kiwi")
+	_, i := r.log.waitFor(t, 0, "first answer", turnDone)
+	require.NoError(t, r.s.CloseProcess(context.Background()))
+	r.log.waitFor(t, i, "closed", func(ev Event) bool { return is[ProcessExited](ev) })
+
+	require.NoError(t, r.s.Prewarm(context.Background()), "initialize on a resumed process")
+	assert.Equal(t, StateIdle, r.s.State())
+	n := r.log.len()
+	send(t, r.s, "still there?")
+	ev, _ := r.log.waitFor(t, n, "answer", turnDone)
+	assert.Equal(t, "echo: still there?", ev.(TurnCompleted).Answer)
+	calls := r.env.API.ModelCalls()
+	assert.True(t, calls[len(calls)-1].AnyUserContains("kiwi"), "the prewarmed process resumed the session")
+}

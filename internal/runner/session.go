@@ -318,6 +318,20 @@ func (s *Session) Send(ctx context.Context, in UserInput) (MessageUUID, error) {
 	return id, nil
 }
 
+// Prewarm starts the CLI process ahead of the first message and asks it to
+// initialize, so that message does not pay the ~1 s start-up. It is used
+// for recently active chats when the daemon starts; the idle timeout
+// closes the process again if no message comes.
+func (s *Session) Prewarm(ctx context.Context) error {
+	if err := s.ensureProcess(ctx); err != nil {
+		return fmt.Errorf("prewarm: %w", err)
+	}
+	if _, err := s.request(ctx, "initialize", nil); err != nil {
+		return fmt.Errorf("prewarm: %w", err)
+	}
+	return nil
+}
+
 // Respond answers a pending can_use_tool request.
 func (s *Session) Respond(id RequestID, d Decision) error {
 	s.mu.Lock()
