@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -103,9 +104,18 @@ func runDaemon(args []string, stderr io.Writer) int {
 	}
 	log := logx.New(string(cfg.Log.Level), logx.Format(cfg.Log.Format), os.Stderr, cfg.Telegram.BotToken.Reveal())
 
+	// Signals are caught from here on, so a stop during start-up is a clean
+	// stop rather than a kill; they are handled once the bridge exists.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+
 	unlock, err := state.Lock(cfg.State.Dir)
 	if err != nil {
-		log.Error().Err(err).Msg("cannot use the state directory; is another untether running?")
+		msg := "cannot lock the state directory"
+		if errors.Is(err, state.ErrLocked) {
+			msg = "another untether is already running with this state directory; stop it first (systemctl stop untether)"
+		}
+		log.Error().Err(err).Str("dir", cfg.State.Dir).Msg(msg)
 		return exitState
 	}
 	defer unlock() //nolint:errcheck // the lock dies with the process anyway
@@ -127,10 +137,15 @@ func runDaemon(args []string, stderr io.Writer) int {
 		Str("state_dir", cfg.State.Dir).Msg("untether starting")
 
 	sd := notify.New()
+	ready := make(chan struct{})
 	b, err := bridge.New(bridge.Options{
 		Config: cfg, Store: store, Logger: log, InheritEnv: os.Environ(),
-		Pool:  runner.NewPool(cfg.Claude.MaxLiveProcesses, cfg.Claude.MaxConcurrentSpawns),
-		Ready: func() { _ = sd.Ready(); log.Info().Msg("serving Telegram updates") },
+		Pool: runner.NewPool(cfg.Claude.MaxLiveProcesses, cfg.Claude.MaxConcurrentSpawns),
+		Ready: func() {
+			_ = sd.Ready()
+			close(ready) // the bridge calls Ready once
+			log.Info().Msg("serving Telegram updates")
+		},
 	})
 	if err != nil {
 		log.Error().Err(err).Msg("create bridge")
@@ -139,31 +154,48 @@ func runDaemon(args []string, stderr io.Writer) int {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	drainCtx, forceStop := context.WithCancel(context.Background())
 	defer forceStop()
+	var stopping atomic.Bool
 	go func() {
-		stopping := false
+		signals := 0
 		for sig := range sigs {
-			switch {
-			case sig == syscall.SIGHUP:
+			if sig == syscall.SIGHUP {
 				reload(*path, b, &log)
-			case !stopping:
-				stopping = true
-				log.Info().Str("signal", sig.String()).Dur("drain_timeout", b.Config().Daemon.DrainTimeout.Std()).
+				continue
+			}
+			signals++
+			switch signals {
+			case 1:
+				stopping.Store(true)
+				drain := b.Config().Daemon.DrainTimeout.Std()
+				log.Info().Str("signal", sig.String()).Dur("drain_timeout", drain).
 					Msg("stopping: finishing running turns (send the signal again to stop at once)")
-				_ = sd.Stopping(b.Config().Daemon.DrainTimeout.Std() + 30*time.Second)
+				// The margin covers interrupting what still runs at the
+				// deadline, closing the CLIs and flushing the outbox.
+				_ = sd.Stopping(drain + 30*time.Second)
+				st := b.Stats()
+				_ = sd.Status(fmt.Sprintf("stopping: waiting for %d running turns (%d pending approvals)", st.Running, st.PendingApprovals))
 				stop()
-			default:
+			case 2:
 				log.Warn().Str("signal", sig.String()).Msg("second signal: interrupting running turns now")
 				forceStop()
+			default:
+				// Last resort if the interrupt itself hangs. Every state
+				// write is an SQLite transaction, so exiting mid-write
+				// loses at most that write and corrupts nothing; the
+				// flock dies with the process.
+				log.Error().Str("signal", sig.String()).Msg("third signal: exiting without waiting for the CLIs")
+				os.Exit(exitRuntime)
 			}
 		}
 	}()
-	go watchdog(ctx, b, sd, &log)
+	go watchdog(ctx, ready, b, sd, &log)
 
 	runErr := b.Run(ctx)
+	if runErr != nil && stopping.Load() && errors.Is(runErr, context.Canceled) {
+		runErr = nil // stopped during start-up (getMe, reconcile): not a failure
+	}
 	stop()
 	drain, cancel := context.WithTimeout(drainCtx, b.Config().Daemon.DrainTimeout.Std())
 	defer cancel()
@@ -207,8 +239,9 @@ func reload(path string, b *bridge.Bridge, log *zerolog.Logger) {
 }
 
 // watchdog pets systemd's watchdog while the daemon makes progress and
-// keeps STATUS= current.
-func watchdog(ctx context.Context, b *bridge.Bridge, sd *notify.Notifier, log *zerolog.Logger) {
+// keeps STATUS= current. Before the first successful poll (ready) there is
+// nothing to judge yet: start-up is bounded by systemd's TimeoutStartSec.
+func watchdog(ctx context.Context, ready <-chan struct{}, b *bridge.Bridge, sd *notify.Notifier, log *zerolog.Logger) {
 	interval := notify.WatchdogInterval()
 	status := 10 * time.Second
 	if interval > 0 && interval < status {
@@ -224,6 +257,11 @@ func watchdog(ctx context.Context, b *bridge.Bridge, sd *notify.Notifier, log *z
 			st := b.Stats()
 			_ = sd.Status(fmt.Sprintf("%d chats, %d running turns, %d pending approvals", st.Chats, st.Running, st.PendingApprovals))
 			if interval <= 0 {
+				continue
+			}
+			select {
+			case <-ready:
+			default:
 				continue
 			}
 			if err := b.Healthy(now); err != nil {
