@@ -50,6 +50,12 @@ const (
 	exitFatalTG = 12 // Telegram refused the token, or another poller runs
 )
 
+// drainMargin is how much longer than drain_timeout a stop may take: time to
+// interrupt what still runs at the deadline, close the CLIs and flush the
+// outbox. systemd hears drain_timeout+drainMargin as EXTEND_TIMEOUT_USEC, and
+// the units' TimeoutStopSec exceeds the default drain_timeout by more.
+const drainMargin = 30 * time.Second
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -171,9 +177,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 				drain := b.Config().Daemon.DrainTimeout.Std()
 				log.Info().Str("signal", sig.String()).Dur("drain_timeout", drain).
 					Msg("stopping: finishing running turns (send the signal again to stop at once)")
-				// The margin covers interrupting what still runs at the
-				// deadline, closing the CLIs and flushing the outbox.
-				_ = sd.Stopping(drain + 30*time.Second)
+				_ = sd.Stopping(drain + drainMargin)
 				st := b.Stats()
 				_ = sd.Status(fmt.Sprintf("stopping: waiting for %d running turns (%d pending approvals)", st.Running, st.PendingApprovals))
 				stop()
