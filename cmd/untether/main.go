@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -144,13 +145,16 @@ func runDaemon(args []string, stderr io.Writer) int {
 
 	sd := notify.New()
 	ready := make(chan struct{})
+	var readyOnce sync.Once
 	b, err := bridge.New(bridge.Options{
 		Config: cfg, Store: store, Logger: log, InheritEnv: os.Environ(),
 		Pool: runner.NewPool(cfg.Claude.MaxLiveProcesses, cfg.Claude.MaxConcurrentSpawns),
 		Ready: func() {
-			_ = sd.Ready()
-			close(ready) // the bridge calls Ready once
-			log.Info().Msg("serving Telegram updates")
+			readyOnce.Do(func() {
+				_ = sd.Ready()
+				close(ready)
+				log.Info().Msg("serving Telegram updates")
+			})
 		},
 	})
 	if err != nil {
