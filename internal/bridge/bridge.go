@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -164,6 +165,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 		b.log.Error().Err(err).Msg("reconcile state left by the previous run")
 	}
 	b.prewarm(ctx)
+	b.replayDeferred(ctx)
 	if _, err := b.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: botCommands()}); err != nil {
 		b.log.Warn().Err(redactErr(err, cfg)).Msg("register bot commands")
 	}
@@ -212,8 +214,11 @@ func (b *Bridge) prewarm(ctx context.Context) {
 	}
 }
 
-// Shutdown stops the chats and flushes the outbox. Running turns are given
-// until ctx ends to finish (their answers are delivered), then interrupted.
+// Shutdown drains: no new turns start (messages get a notice and are left
+// for the next start), running turns may finish until ctx ends (their
+// answers are delivered; call it while Run still polls, so buttons keep
+// working), then they are interrupted, the CLIs closed and the outbox
+// flushed.
 func (b *Bridge) Shutdown(ctx context.Context) error {
 	b.draining.Store(true)
 	b.mu.Lock()
@@ -222,15 +227,9 @@ func (b *Bridge) Shutdown(ctx context.Context) error {
 		chats = append(chats, c)
 	}
 	b.mu.Unlock()
-	var wg sync.WaitGroup
 	for _, c := range chats {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.shutdown(ctx)
-		}()
+		c.shutdown(ctx)
 	}
-	wg.Wait()
 	b.actors.Wait()
 	if b.out == nil {
 		return nil
@@ -402,12 +401,53 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 		return false
 	}
 	key := chatKeyOf(m)
+	if b.draining.Load() && updateID != 0 {
+		if cmd, ok := parseCommand(m.Text, m.Entities, b.botUsername); !ok || (cmd.Name != "cancel" && cmd.Name != "status") {
+			b.deferMessage(ctx, updateID, key, m)
+			return false
+		}
+	}
 	c := b.chat(key, m.Chat.Type != models.ChatTypePrivate)
 	if c == nil {
 		return false
 	}
 	c.post(item{updateID: updateID, msg: m})
 	return true
+}
+
+// deferMessage keeps a message that arrives during a drain for the next
+// start (no new turn may begin now) and tells the user.
+func (b *Bridge) deferMessage(ctx context.Context, updateID int64, key state.ChatKey, m *models.Message) {
+	payload, err := json.Marshal(models.Update{ID: updateID, Message: m})
+	if err == nil {
+		err = b.store.DeferUpdate(ctx, state.DeferredUpdate{UpdateID: updateID, Payload: payload})
+	}
+	text := "⏸ untether is restarting. I will handle this message when I am back, in a moment."
+	if err != nil {
+		b.log.Error().Err(err).Msg("keep a message for after the restart")
+		text = "⏸ untether is restarting and could not keep this message. Please send it again in a minute."
+	}
+	b.out.Send(ctx, outKey(key), outbox.High, outbox.Content{Text: text}, outbox.SendOptions{ReplyTo: outbox.MessageID(m.ID)})
+}
+
+// replayDeferred handles the messages the previous run kept during its drain.
+func (b *Bridge) replayDeferred(ctx context.Context) {
+	deferred, err := b.store.TakeDeferredUpdates(ctx)
+	if err != nil {
+		b.log.Error().Err(err).Msg("read messages kept by the previous run")
+		return
+	}
+	for _, d := range deferred {
+		var u models.Update
+		if err := json.Unmarshal(d.Payload, &u); err != nil || u.Message == nil {
+			b.log.Error().Err(err).Int64("update_id", d.UpdateID).Msg("skip an unreadable kept message")
+			continue
+		}
+		b.routeMessage(ctx, 0, u.Message)
+	}
+	if len(deferred) > 0 {
+		b.log.Info().Int("messages", len(deferred)).Msg("handling messages kept during the last drain")
+	}
 }
 
 // routeCallback answers the press at once (the client shows a spinner
@@ -474,7 +514,8 @@ func (b *Bridge) answerCallback(id, text string, alert bool) {
 	}()
 }
 
-// chat returns the actor for key, starting it if needed (nil while draining).
+// chat returns the actor for key, starting it if needed. While draining,
+// only chats that already exist are returned (a new one would start a CLI).
 func (b *Bridge) chat(key state.ChatKey, group bool) *chat {
 	b.mu.Lock()
 	defer b.mu.Unlock()

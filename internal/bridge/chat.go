@@ -162,7 +162,21 @@ func (c *chat) ctx() context.Context {
 func (c *chat) run(ctx context.Context) {
 	tick := time.NewTicker(c.b.Config().Progress.IntervalFor(c.group))
 	defer tick.Stop()
+	// A drain (stop) lets the running turn finish, answers included, with
+	// the chat fully working (button presses still arrive). When the drain
+	// time is up the turn is interrupted, and if even that does not end it,
+	// the process is closed hard.
+	var (
+		stopping    bool
+		drainUp     <-chan struct{}
+		hardStop    <-chan time.Time
+		interrupted bool
+	)
 	for {
+		if stopping && !c.busy() {
+			c.closeSession()
+			return
+		}
 		select {
 		case <-c.notify:
 			c.drainBox()
@@ -175,8 +189,76 @@ func (c *chat) run(ctx context.Context) {
 		case now := <-tick.C:
 			c.safely("tick", func() { c.onTick(now) })
 		case stopCtx := <-c.stopCh:
+			stopping, drainUp = true, stopCtx.Done()
 			c.drainBox()
-			c.stop(stopCtx)
+		case <-drainUp:
+			drainUp = nil
+			if !interrupted && c.busy() {
+				interrupted = true
+				c.reply("⏸ untether is restarting and could not wait for this turn any longer, so it was stopped. Send a message to continue; the session resumes.", c.replyTarget())
+				c.cancelTurn()
+				hardStop = time.After(3 * c.b.Config().Claude.StopTimeout.Std())
+			}
+		case <-hardStop:
+			c.closeSession()
+			return
+		}
+	}
+}
+
+// busy reports whether a turn or an approval is still open.
+func (c *chat) busy() bool {
+	if len(c.approvals) > 0 {
+		return true
+	}
+	if c.turn != nil && !c.turn.done {
+		return true
+	}
+	if c.sess != nil {
+		switch c.sess.State() {
+		case runner.StateBusy, runner.StateApproval, runner.StateStarting:
+			return true
+		}
+	}
+	return false
+}
+
+func (c *chat) replyTarget() int {
+	if c.turn != nil {
+		return c.turn.replyTo
+	}
+	return 0
+}
+
+// closeSession ends the session's process, handling its last events.
+func (c *chat) closeSession() {
+	if c.sess == nil {
+		return
+	}
+	sess := c.sess
+	closed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*c.b.Config().Claude.StopTimeout.Std())
+		defer cancel()
+		closed <- sess.Close(ctx)
+	}()
+	for {
+		select {
+		case ev, ok := <-c.events:
+			if !ok {
+				c.events = nil
+				continue
+			}
+			c.safely("event", func() { c.onEvent(ev) })
+		case err := <-closed:
+			if err != nil {
+				c.log.Warn().Err(err).Msg("close session")
+			}
+			if c.events != nil {
+				for ev := range c.events {
+					c.safely("event", func() { c.onEvent(ev) })
+				}
+			}
 			return
 		}
 	}
@@ -325,10 +407,6 @@ func (c *chat) prewarm() {
 }
 
 func (c *chat) sendToClaude(text string, msgID int) {
-	if c.b.draining.Load() {
-		c.reply("⏸ untether is restarting and did not send this to Claude. Please send it again in a minute.", msgID)
-		return
-	}
 	sess, err := c.ensureSession()
 	if err != nil {
 		c.log.Error().Err(err).Msg("create session")
@@ -748,46 +826,5 @@ func (c *chat) expireApproval(a *approval) {
 	c.closeApproval(a, state.DecisionExpired, render.DecisionExpired, nil, "approval timeout")
 	if c.turn != nil {
 		c.turn.view.Resolve(a.req.RequestID)
-	}
-}
-
-// stop ends the chat for a shutdown: a running turn may finish until ctx
-// ends (its answer is still delivered), then it is interrupted.
-func (c *chat) stop(ctx context.Context) {
-	if c.sess == nil {
-		return
-	}
-	sess := c.sess
-	closed := make(chan error, 1)
-	go func() {
-		<-ctx.Done()
-		// Drain time is up: stop whatever still runs.
-		ictx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = sess.Interrupt(ictx)
-	}()
-	go func() {
-		// Closing stdin lets a running turn finish; the CLI then exits.
-		closed <- sess.Close(context.WithoutCancel(ctx))
-	}()
-	for {
-		select {
-		case ev, ok := <-c.events:
-			if !ok {
-				c.events = nil
-				continue
-			}
-			c.safely("event", func() { c.onEvent(ev) })
-		case err := <-closed:
-			if err != nil {
-				c.log.Warn().Err(err).Msg("close session")
-			}
-			if c.events != nil {
-				for ev := range c.events {
-					c.safely("event", func() { c.onEvent(ev) })
-				}
-			}
-			return
-		}
 	}
 }

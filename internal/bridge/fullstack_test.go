@@ -695,3 +695,56 @@ func TestErrorResultIsExplained(t *testing.T) {
 	in2 := r.say(chat, alice, "fine now?")
 	r.finalAnswer(chat, in2.ID, "echo: fine now?")
 }
+
+// drain shuts the bridge down the way SIGTERM does: Shutdown while Run still
+// polls, then stop polling.
+func (r *rig) drain(timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	assert.NoError(r.t, r.b.Shutdown(ctx))
+	r.cancel()
+	<-r.done
+	assert.NoError(r.t, r.store.Close())
+	r.b = nil
+}
+
+func TestDrainLetsTheTurnFinish(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	in := r.say(chat, alice, "STEADY please")
+	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "steady") })
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		r.drain(wait)
+	}()
+	// Written during the drain: told to wait, handled after the restart.
+	late := r.say(chat, alice, "written during the drain")
+	r.waitBot(chat, "drain notice", func(m tgfake.Message) bool { return m.ReplyTo == late.ID && strings.Contains(m.Text, "restarting") })
+	<-drained
+	r.finalAnswer(chat, in.ID, "steady words") // delivered before the bridge stopped
+	for _, c := range r.claude.API.ModelCalls() {
+		assert.False(t, c.AnyUserContains("written during the drain"), "no new turn starts during a drain")
+	}
+	r.start()
+	r.finalAnswer(chat, late.ID, "echo: written during the drain")
+}
+
+func TestDrainTimeoutInterruptsTheTurn(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	in := r.say(chat, alice, "SLOW please")
+	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") })
+	pid := r.b.ChatPID(state.ChatKey{Chat: state.ChatID(alice)})
+	require.NotZero(t, pid)
+	r.drain(time.Second)
+	sn := r.tg.Snapshot()
+	var told, stopped bool
+	for _, m := range sn.BotMessages(chat) {
+		told = told || (m.ReplyTo == in.ID && strings.Contains(m.Text, "restarting"))
+		stopped = stopped || (m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped"))
+	}
+	assert.True(t, told, "the user is told the restart stopped the turn")
+	assert.True(t, stopped, "the interrupted turn's result is delivered")
+	assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "no CLI process is left behind")
+}

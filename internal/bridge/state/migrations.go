@@ -102,6 +102,15 @@ CREATE TABLE handled_updates (
 	update_id INTEGER PRIMARY KEY
 );
 `,
+	// 3: updates that arrived during a drain, kept (as the raw Bot API JSON)
+	// to be handled by the next start; Telegram has already confirmed them.
+	`
+CREATE TABLE deferred_updates (
+	update_id  INTEGER PRIMARY KEY,
+	payload    BLOB    NOT NULL,
+	created_at INTEGER NOT NULL
+);
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one

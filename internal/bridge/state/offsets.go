@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // LastUpdateID returns the highest Telegram update id recorded as handled,
@@ -66,4 +67,51 @@ func (s *Store) HandledUpdatesAbove(ctx context.Context, offset int64) ([]int64,
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
+}
+
+// DeferredUpdate is a Telegram update kept for the next start.
+type DeferredUpdate struct {
+	UpdateID int64
+	Payload  []byte // the update as the Bot API sent it
+}
+
+// DeferUpdate keeps an update that arrived during a drain, so the next
+// start handles it: go-telegram/bot confirms updates to Telegram before they
+// are handled, so Telegram will not send it again.
+func (s *Store) DeferUpdate(ctx context.Context, u DeferredUpdate) error {
+	if _, err := s.exec(ctx, `INSERT OR IGNORE INTO deferred_updates (update_id, payload, created_at) VALUES (?, ?, ?)`,
+		u.UpdateID, u.Payload, s.orNow(time.Time{}).UnixNano()); err != nil {
+		return fmt.Errorf("defer update %d: %w", u.UpdateID, err)
+	}
+	return nil
+}
+
+// TakeDeferredUpdates returns the deferred updates in id order and forgets
+// them: the caller handles them now.
+func (s *Store) TakeDeferredUpdates(ctx context.Context) ([]DeferredUpdate, error) {
+	var out []DeferredUpdate
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT update_id, payload FROM deferred_updates ORDER BY update_id`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var u DeferredUpdate
+			if err := rows.Scan(&u.UpdateID, &u.Payload); err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, u)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM deferred_updates`)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("take deferred updates: %w", err)
+	}
+	return out, nil
 }

@@ -30,3 +30,24 @@ func TestHandledUpdatesAboveOffset(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{7, 9}, ids, "pruned ids stay pruned")
 }
+
+func TestDeferredUpdatesSurviveARestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := state.Open(ctx, dir)
+	require.NoError(t, err)
+	require.NoError(t, s.DeferUpdate(ctx, state.DeferredUpdate{UpdateID: 9, Payload: []byte(`{"update_id":9}`)}))
+	require.NoError(t, s.DeferUpdate(ctx, state.DeferredUpdate{UpdateID: 7, Payload: []byte(`{"update_id":7}`)}))
+	require.NoError(t, s.Close())
+	s, err = state.Open(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	got, err := s.TakeDeferredUpdates(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.Equal(t, int64(7), got[0].UpdateID)
+	require.Equal(t, `{"update_id":9}`, string(got[1].Payload))
+	got, err = s.TakeDeferredUpdates(ctx)
+	require.NoError(t, err)
+	require.Empty(t, got, "taken once")
+}
