@@ -25,14 +25,17 @@ import (
 // These tests run real turns: the daemon starts the pinned Claude CLI, which
 // talks to the fake Anthropic API in this process.
 
-// slowAnswer streams for several seconds (deltas of ~40 bytes, 50 ms
-// apart) and ends with a marker, so a truncated answer is visible.
+// slowAnswer streams for about 7 s (90 deltas of ~40 bytes, 75 ms apart):
+// long enough to still run when the test's SIGTERM lands on a loaded
+// machine, short enough to end within the default stop_timeout (see
+// bridgeInterruptsOnDrain). It ends with a marker, so a truncated answer
+// shows, and fits one Telegram message.
 var slowAnswer = strings.Repeat("slow answer ", 300) + "THE-END"
 
 func script() fakeapi.Script {
 	return fakeapi.Script{Rules: []fakeapi.Rule{
 		{Name: "slow", When: fakeapi.Match{PromptContains: "SLOWDRAIN"},
-			Replies: []fakeapi.Reply{{Content: []fakeapi.Block{fakeapi.TextBlock(slowAnswer)}, ChunkDelayMs: 50}}},
+			Replies: []fakeapi.Reply{{Content: []fakeapi.Block{fakeapi.TextBlock(slowAnswer)}, ChunkDelayMs: 75}}},
 		// A turn that never ends by itself: only an interrupt stops it.
 		{Name: "hang", When: fakeapi.Match{PromptContains: "HANGFOREVER"}, Replies: []fakeapi.Reply{fakeapi.Hang()}},
 		{Name: "bash-after", When: fakeapi.Match{AnyUserContains: "BASHRUN", LastIsToolResult: fakeapi.Bool(true)},
