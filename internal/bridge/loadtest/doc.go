@@ -1,0 +1,15 @@
+// Package loadtest measures the daemon under load: the real bridge against
+// the in-repo fake Telegram (with its flood limits enforced) and either a
+// fake CLI that streams tool events at full speed or the real pinned CLI
+// against the fake Anthropic API.
+//
+// Everything is a `go test -bench` benchmark reporting custom metrics; the
+// numbers go to BENCHMARKS.md, never into assertions. The fake CLI is the
+// package's test binary re-executed with [EnvFakeCLI] set (see [FakeCLIMain]),
+// so it needs no separate build step.
+//
+// Typical run (a few minutes; each sub-benchmark is one round of turns):
+//
+//	go test ./internal/bridge/loadtest -run '^$' -bench 'Load|Memory|CPU' -benchtime 1x -timeout 30m
+//	go test ./internal/bridge/loadtest -run '^$' -bench 'Peer|Spawn' -benchtime 1x -timeout 30m
+package loadtest

@@ -1,0 +1,282 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/tgfake"
+)
+
+// conv is one conversation: a private chat, or a topic of a forum.
+type conv struct {
+	chat   tgfake.ChatID
+	thread tgfake.ThreadID
+	user   tgfake.User
+}
+
+func (c conv) String() string { return fmt.Sprintf("%d/%d", c.chat, c.thread) }
+
+// turnRec is one user message of a load round and what became of it.
+type turnRec struct {
+	conv conv
+	tag  string
+	in   tgfake.Message
+	lost bool
+}
+
+type loadScenario struct {
+	name   string
+	chats  int           // private chats
+	topics int           // or: topics of one forum supergroup
+	gap    time.Duration // pause before each tool event; 0 is full speed
+}
+
+const loadTools = 200
+
+// answerWait bounds the wait for one answer; every round so far finished
+// in well under a minute, so an answer missing after this is lost.
+const answerWait = 2 * time.Minute
+
+// BenchmarkLoad runs the real bridge against the fake Telegram with its
+// flood limits enforced and the daemon's default outbox pacing and progress
+// settings. Each conversation sends one message per iteration and waits for
+// its answer; the fake CLI streams 200 tool_use/tool_result pairs per turn.
+func BenchmarkLoad(b *testing.B) {
+	for _, sc := range []loadScenario{
+		{name: "private-1", chats: 1},
+		{name: "private-10", chats: 10},
+		{name: "private-50", chats: 50},
+		{name: "private-200", chats: 200},
+		{name: "forum-20-topics", topics: 20},
+		// The same 200 events spread over 10 s, so progress edits and their
+		// staleness are measured while a turn runs, not only at its end.
+		{name: "private-10-paced-50ms", chats: 10, gap: 50 * time.Millisecond},
+	} {
+		b.Run(sc.name, func(b *testing.B) { runLoad(b, sc) })
+	}
+}
+
+func setupConvs(tg *tgfake.Server, sc loadScenario) []conv {
+	var convs []conv
+	if sc.topics > 0 {
+		group := tgfake.ChatID(-1009000000001)
+		tg.AddChat(tgfake.Chat{ID: group, Type: tgfake.Supergroup, Title: "load", IsForum: true})
+		for i := 0; i < sc.topics; i++ {
+			u := tgfake.User{ID: tgfake.UserID(5000 + i), FirstName: "T" + strconv.Itoa(i)}
+			convs = append(convs, conv{chat: group, thread: tg.AddTopic(group), user: u})
+		}
+		return convs
+	}
+	for i := 0; i < sc.chats; i++ {
+		id := tgfake.ChatID(10000 + i)
+		tg.AddChat(tgfake.Chat{ID: id, Type: tgfake.Private, FirstName: "U" + strconv.Itoa(i)})
+		convs = append(convs, conv{chat: id, user: tgfake.User{ID: tgfake.UserID(id), FirstName: "U" + strconv.Itoa(i)}})
+	}
+	return convs
+}
+
+// round sends one message in every conversation at once and waits for all
+// answers (bounded; an answer not seen in time counts as lost).
+func round(b *testing.B, d *daemon, convs []conv, iter int) []turnRec {
+	recs := make([]turnRec, len(convs))
+	var wg sync.WaitGroup
+	for i, c := range convs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tag := fmt.Sprintf("c%dt%di%d", i, c.thread, iter)
+			var opts []tgfake.UserOption
+			if c.thread != 0 {
+				opts = append(opts, tgfake.InTopic(c.thread))
+			}
+			in, err := d.tg.TryUserSends(c.chat, c.user, "LOAD "+tag, opts...)
+			if err != nil {
+				b.Errorf("send in %v: %v", c, err)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), answerWait)
+			defer cancel()
+			recs[i] = turnRec{conv: c, tag: tag, in: in, lost: d.watch.wait(ctx, tag) != nil}
+		}()
+	}
+	wg.Wait()
+	return recs
+}
+
+func runLoad(b *testing.B, sc loadScenario) {
+	tg := tgfake.New(b, tgfake.WithBotIdentity("Untether", "untether_bot"))
+	tg.EnableFloodControl(tgfake.DefaultFloodLimits())
+	convs := setupConvs(tg, sc)
+	logDir := b.TempDir()
+	d := startDaemon(b, tg, daemonOpts{fakeEnv: map[string]string{
+		EnvStepLog: logDir, EnvTools: strconv.Itoa(loadTools), EnvGap: sc.gap.String()}})
+
+	cpu0, _ := CPUTime()
+	start := time.Now()
+	var turns []turnRec
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		turns = append(turns, round(b, d, convs, i)...)
+	}
+	b.StopTimer()
+	answered := time.Now()
+	// Let the tail (progress finalisation edits) reach Telegram, so edits
+	// and staleness are complete.
+	last := quiet(tg, 5*time.Second, 4*time.Minute)
+	cpu1, _ := CPUTime()
+	d.stop()
+
+	r := analyse(tg.Snapshot(), turns, logDir, sc.topics > 0, start)
+	window := last.Sub(start)
+	frames := len(turns) * FramesPerTurn(loadTools)
+	b.ReportMetric(float64(r.n429), "429s")
+	b.ReportMetric(float64(r.other4xx), "other-4xx")
+	b.ReportMetric(float64(r.lost+r.neverSent), "lost-answers")
+	b.ReportMetric(float64(r.errorReplies), "error-replies")
+	b.ReportMetric(float64(r.dupFinals), "dup-answers")
+	b.ReportMetric(float64(r.edits)/float64(len(convs))/window.Minutes(), "edits/conv/min")
+	b.ReportMetric(float64(r.calls)/float64(len(turns)), "calls/turn")
+	b.ReportMetric(Ms(Percentile(r.final, 50)), "final-p50-ms")
+	b.ReportMetric(Ms(Percentile(r.final, 99)), "final-p99-ms")
+	b.ReportMetric(Ms(Percentile(r.finalNoPace, 50)), "final-nopace-p50-ms")
+	b.ReportMetric(Ms(Percentile(r.finalNoPace, 99)), "final-nopace-p99-ms")
+	b.ReportMetric(Ms(Percentile(r.stale, 50)), "stale-p50-ms")
+	b.ReportMetric(Ms(Percentile(r.stale, 99)), "stale-p99-ms")
+	b.ReportMetric(float64(r.staleMissing), "steps-never-shown")
+	b.ReportMetric(float64(r.progressMsgs)/float64(len(turns)), "progress-msgs/turn")
+	b.ReportMetric(answered.Sub(start).Seconds(), "answered-s")
+	b.ReportMetric(window.Seconds(), "settled-s")
+	b.ReportMetric((cpu1-cpu0).Seconds()/float64(frames)*1000, "cpu-s/1kframes")
+	b.Logf("%s: %d turns, %d Bot API calls (%d edits, %d 429s), answers p50 %v p99 %v (pacing excluded p50 %v p99 %v), staleness p50 %v p99 %v, answered in %v, settled in %v",
+		sc.name, len(turns), r.calls, r.edits, r.n429, Percentile(r.final, 50), Percentile(r.final, 99),
+		Percentile(r.finalNoPace, 50), Percentile(r.finalNoPace, 99), Percentile(r.stale, 50), Percentile(r.stale, 99),
+		answered.Sub(start).Round(time.Millisecond), window.Round(time.Millisecond))
+	if r.lost+r.neverSent > 0 {
+		b.Logf("%d answers lost (%d with an error reply instead); daemon errors:\n%s", r.lost+r.neverSent, r.errorReplies, d.logErrors(10))
+	}
+}
+
+type loadResult struct {
+	calls, edits, n429, other4xx int
+	lost, neverSent, dupFinals   int
+	errorReplies                 int
+	final, finalNoPace, stale    []time.Duration
+	staleMissing, progressMsgs   int
+}
+
+// outboxCounted are the methods that take a token from the outbox's
+// per-chat bucket; typing (sendChatAction) only takes a global one.
+var outboxCounted = map[string]bool{"sendMessage": true, "editMessageText": true, "deleteMessage": true}
+
+// analyse derives the load figures from the fake Telegram's call log and
+// the fake CLI's step logs.
+func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, since time.Time) loadResult {
+	var r loadResult
+	interval, burst := outbox.DefaultPrivateInterval, outbox.DefaultPrivateBurst
+	if group {
+		interval, burst = outbox.DefaultGroupInterval, outbox.DefaultGroupBurst
+	}
+	global := NewRateBucket(float64(outbox.DefaultGlobalRate), outbox.DefaultGlobalBurst)
+	chatCalls := map[tgfake.ChatID][]time.Time{}
+	firstFinal := map[string]tgfake.Call{}
+	type key struct {
+		chat tgfake.ChatID
+		msg  string
+	}
+	renders := map[key][]Visible{}
+	for _, c := range sn.Calls {
+		if c.Method == "getUpdates" || c.Time.Before(since) {
+			continue
+		}
+		r.calls++
+		switch {
+		case c.Status == 429:
+			r.n429++
+		case c.Status >= 400 && c.Status < 500:
+			r.other4xx++
+		}
+		if c.Method == "editMessageText" {
+			r.edits++
+			if c.OK() {
+				k := key{c.Chat, c.Params["message_id"]}
+				renders[k] = append(renders[k], Visible{At: c.Time, Steps: StepsShown(c.Params["text"])})
+			}
+		}
+		if c.Method == "sendMessage" && c.OK() {
+			if at, tag, ok := ResultAt(c.Params["text"]); ok {
+				if _, seen := firstFinal[tag]; seen {
+					r.dupFinals++
+				} else {
+					firstFinal[tag] = c
+					// Pacing-excluded latency: discount the time until the
+					// chat's bucket (as left by calls before the result) and
+					// the global bucket (as left by every earlier call) had
+					// a token for it.
+					chat := NewBucket(interval, burst)
+					for _, t := range chatCalls[c.Chat] {
+						if t.Before(at) {
+							chat.Take(t)
+						}
+					}
+					ready := at
+					if t := chat.ReadyAt(at); t.After(ready) {
+						ready = t
+					}
+					if t := global.ReadyAt(at); t.After(ready) {
+						ready = t
+					}
+					r.final = append(r.final, c.Time.Sub(at))
+					r.finalNoPace = append(r.finalNoPace, max(0, c.Time.Sub(ready)))
+				}
+			}
+		}
+		if outboxCounted[c.Method] {
+			chatCalls[c.Chat] = append(chatCalls[c.Chat], c.Time)
+			global.Take(c.Time)
+		} else if c.Method == "sendChatAction" {
+			global.Take(c.Time)
+		}
+	}
+	for _, t := range turns {
+		if t.lost {
+			r.lost++
+			for _, m := range sn.Chats[t.conv.chat] {
+				if m.FromBot && m.ReplyTo == t.in.ID && strings.HasPrefix(m.Text, "⚠️") {
+					r.errorReplies++
+					break
+				}
+			}
+			continue
+		}
+		if _, ok := firstFinal[t.tag]; !ok {
+			r.neverSent++
+		}
+		log, err := ReadStepLog(filepath.Join(logDir, t.tag+".steps"))
+		if err != nil {
+			r.staleMissing += loadTools
+			continue
+		}
+		progress := tgfake.MessageID(0)
+		for _, m := range sn.Chats[t.conv.chat] {
+			if m.FromBot && m.ReplyTo == t.in.ID && !strings.Contains(m.Text, ResultMarker) {
+				progress = m.ID
+				break
+			}
+		}
+		if progress == 0 {
+			continue // the bridge shows no progress message for a short turn
+		}
+		r.progressMsgs++
+		st, missing := Staleness(log, renders[key{t.conv.chat, strconv.Itoa(int(progress))}])
+		r.stale = append(r.stale, st...)
+		r.staleMissing += missing
+	}
+	return r
+}
