@@ -106,7 +106,7 @@ func sentAfter(tg *tgfake.Server, m tgfake.Message, after int) bool {
 // a running turn gets min(drain_timeout, stop_timeout) instead of
 // drain_timeout, and a turn cut short never shows "Stopped.". Set this to
 // true once chat.stop waits for the turn (or ctx) before closing stdin.
-const bridgeInterruptsOnDrain = false
+const bridgeInterruptsOnDrain = true
 
 func skipUntilDrainFixed(t *testing.T) {
 	t.Helper()

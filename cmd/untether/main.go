@@ -1,4 +1,4 @@
-// Command untether runs the Telegram ⇄ Claude Code daemon.
+// untether runs the Telegram ⇄ Claude Code daemon.
 //
 //	untether [run] [--config FILE]     run the daemon (default)
 //	untether check [--config FILE] [--online]
@@ -167,6 +167,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	drainCtx, forceStop := context.WithCancel(context.Background())
 	defer forceStop()
 	var stopping atomic.Bool
+	drainRequested := make(chan struct{})
 	go func() {
 		signals := 0
 		for sig := range sigs {
@@ -184,7 +185,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 				_ = sd.Stopping(drain + drainMargin)
 				st := b.Stats()
 				_ = sd.Status(fmt.Sprintf("stopping: waiting for %d running turns (%d pending approvals)", st.Running, st.PendingApprovals))
-				stop()
+				close(drainRequested)
 			case 2:
 				log.Warn().Str("signal", sig.String()).Msg("second signal: interrupting running turns now")
 				forceStop()
@@ -200,15 +201,29 @@ func runDaemon(args []string, stderr io.Writer) int {
 	}()
 	go watchdog(ctx, ready, b, sd, &log)
 
-	runErr := b.Run(ctx)
-	if runErr != nil && stopping.Load() && errors.Is(runErr, context.Canceled) {
-		runErr = nil // stopped during start-up (getMe, reconcile): not a failure
+	// The drain runs while Run keeps polling: button presses still reach
+	// running turns, and messages written meanwhile get a notice and are
+	// kept for the next start. Polling stops once the drain is over.
+	runDone := make(chan error, 1)
+	go func() { runDone <- b.Run(ctx) }()
+	var runErr error
+	finished := false
+	select {
+	case runErr = <-runDone:
+		finished = true
+	case <-drainRequested:
 	}
-	stop()
 	drain, cancel := context.WithTimeout(drainCtx, b.Config().Daemon.DrainTimeout.Std())
 	defer cancel()
 	if err := b.Shutdown(drain); err != nil {
 		log.Error().Err(err).Msg("shutdown left work undone")
+	}
+	stop()
+	if !finished {
+		runErr = <-runDone
+	}
+	if runErr != nil && stopping.Load() && errors.Is(runErr, context.Canceled) {
+		runErr = nil // stopped during start-up (getMe, reconcile): not a failure
 	}
 	if runErr != nil {
 		log.Error().Err(runErr).Msg("untether stopped on an error")

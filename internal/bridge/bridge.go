@@ -67,7 +67,7 @@ type Bridge struct {
 	draining atomic.Bool
 	fatal    chan error
 	ready    sync.Once
-	lastPoll atomic.Int64 // unix nanos of the last successful getUpdates
+	lastPoll atomic.Int64 // unix nanos of the last finished getUpdates attempt
 }
 
 // buttonKind is the action a callback button performs.
@@ -270,8 +270,12 @@ type pollObserver struct {
 
 func (o pollObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := o.next.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/getUpdates") {
+	if strings.HasSuffix(req.URL.Path, "/getUpdates") {
+		// Any finished attempt shows the update loop is alive; a Telegram
+		// outage must not look like a wedged daemon to the watchdog.
 		o.b.lastPoll.Store(time.Now().UnixNano())
+	}
+	if err == nil && resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/getUpdates") {
 		o.b.ready.Do(func() {
 			if o.b.opts.Ready != nil {
 				o.b.opts.Ready()
@@ -281,15 +285,16 @@ func (o pollObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// Healthy reports whether the daemon makes progress: getUpdates succeeded
-// recently and no chat has left an item in its mailbox for long. The
+// Healthy reports whether the daemon makes progress: a getUpdates attempt
+// finished recently (succeeded or not: the library retries on its own) and
+// no chat has left an item in its mailbox for long. The
 // systemd watchdog is fed only while it holds, so a wedged daemon is
 // restarted.
 func (b *Bridge) Healthy(now time.Time) error {
 	poll := b.Config().Telegram.PollTimeout.Std()
 	last := time.Unix(0, b.lastPoll.Load())
 	if b.lastPoll.Load() == 0 || now.Sub(last) > 2*poll+30*time.Second {
-		return fmt.Errorf("no successful getUpdates since %s", last.Format(time.RFC3339))
+		return fmt.Errorf("no getUpdates attempt finished since %s", last.Format(time.RFC3339))
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -160,7 +160,8 @@ func (c *chat) ctx() context.Context {
 }
 
 func (c *chat) run(ctx context.Context) {
-	tick := time.NewTicker(c.b.Config().Progress.IntervalFor(c.group))
+	interval := c.b.Config().Progress.IntervalFor(c.group)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	// A drain (stop) lets the running turn finish, answers included, with
 	// the chat fully working (button presses still arrive). When the drain
@@ -188,6 +189,10 @@ func (c *chat) run(ctx context.Context) {
 			c.safely("event", func() { c.onEvent(ev) })
 		case now := <-tick.C:
 			c.safely("tick", func() { c.onTick(now) })
+			if iv := c.b.Config().Progress.IntervalFor(c.group); iv != interval { // reloaded
+				interval = iv
+				tick.Reset(iv)
+			}
 		case stopCtx := <-c.stopCh:
 			stopping, drainUp = true, stopCtx.Done()
 			c.drainBox()

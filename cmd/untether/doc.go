@@ -1,0 +1,3 @@
+// Command untether runs the Telegram ⇄ Claude Code daemon; see main.go for
+// its subcommands. The package only wires the internal packages together.
+package main
