@@ -35,27 +35,14 @@ const (
 	wait    = 90 * time.Second // bounds a failure, never decides a pass
 )
 
-var (
-	yes = fakeapi.Bool(true)
-	no  = fakeapi.Bool(false)
-)
-
 func script() fakeapi.Script {
-	bash := func(marker, cmd string) []fakeapi.Rule {
-		return []fakeapi.Rule{
-			{Name: marker + "-after", When: fakeapi.Match{AnyUserContains: marker, LastIsToolResult: yes},
-				Replies: []fakeapi.Reply{fakeapi.Text("The command ran.")}},
-			{Name: marker, When: fakeapi.Match{PromptContains: marker, LastIsToolResult: no},
-				Replies: []fakeapi.Reply{fakeapi.ToolUse("Bash", map[string]any{"command": cmd, "description": "Write hi"})}},
-		}
-	}
 	var rules []fakeapi.Rule
-	rules = append(rules, bash("BASHRUN", "echo hi > out.txt")...)
+	rules = append(rules, fakeapi.ToolTurn("BASHRUN", "Bash", map[string]any{"command": "echo hi > out.txt", "description": "Write hi"}, "The command ran.")...)
 	// The CLI asks again for a redirect even after "always allow" (the
 	// write is checked apart from the command rule), so the always-allow
 	// test uses a command its rule fully covers.
-	rules = append(rules, bash("TOUCHONE", "touch made.txt")...)
-	rules = append(rules, bash("TOUCHTWO", "touch made.txt")...)
+	rules = append(rules, fakeapi.ToolTurn("TOUCHONE", "Bash", map[string]any{"command": "touch made.txt", "description": "Write hi"}, "The command ran.")...)
+	rules = append(rules, fakeapi.ToolTurn("TOUCHTWO", "Bash", map[string]any{"command": "touch made.txt", "description": "Write hi"}, "The command ran.")...)
 	rules = append(rules,
 		fakeapi.Rule{Name: "overloaded", When: fakeapi.Match{PromptContains: "OVERLOAD"},
 			Replies: []fakeapi.Reply{fakeapi.Error(529)}},
@@ -65,19 +52,9 @@ func script() fakeapi.Script {
 			Replies: []fakeapi.Reply{{Content: []fakeapi.Block{fakeapi.TextBlock(strings.Repeat("slow answer ", 300))}, ChunkDelayMs: 100}}},
 		fakeapi.Rule{Name: "long", When: fakeapi.Match{PromptContains: "LONGANSWER"},
 			Replies: []fakeapi.Reply{fakeapi.Text(longAnswer())}},
-		fakeapi.Rule{Name: "plan-after", When: fakeapi.Match{AnyUserContains: "PLANIT", LastIsToolResult: yes, UserContains: "approved"},
-			Replies: []fakeapi.Reply{fakeapi.Text("Plan approved; starting work.")}},
-		fakeapi.Rule{Name: "plan-exit", When: fakeapi.Match{AnyUserContains: "PLANIT", LastIsToolResult: yes},
-			Replies: []fakeapi.Reply{fakeapi.ToolUse("ExitPlanMode", map[string]any{})}},
-		fakeapi.Rule{Name: "plan-write", When: fakeapi.Match{PromptContains: "PLANIT", LastIsToolResult: no},
-			Replies: []fakeapi.Reply{fakeapi.ToolUse("Write", map[string]any{"file_path": "{{plan_path}}", "content": "# Plan\n\n1. Add a button.\n2. Colour it blue.\n"})}},
-		fakeapi.Rule{Name: "ask-after", When: fakeapi.Match{AnyUserContains: "ASKME", LastIsToolResult: yes},
-			Replies: []fakeapi.Reply{fakeapi.Text("Thanks, going with your answer.")}},
-		fakeapi.Rule{Name: "ask", When: fakeapi.Match{PromptContains: "ASKME", LastIsToolResult: no},
-			Replies: []fakeapi.Reply{fakeapi.ToolUse("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
-				"question": "Which colour should the button be?", "header": "Colour", "multiSelect": false,
-				"options": []any{map[string]any{"label": "Red", "description": "A red button"}, map[string]any{"label": "Blue", "description": "A blue button"}}}}})}},
 	)
+	rules = append(rules, fakeapi.PlanTurn("PLANIT")...)
+	rules = append(rules, fakeapi.AskTurn("ASKME")...)
 	return fakeapi.Script{Rules: rules}
 }
 

@@ -23,23 +23,10 @@ import (
 // They skip loudly when the CLI is not installed; the README's test command
 // installs it and sets UNTETHER_REQUIRE_REAL_CLAUDE=1 so they never skip.
 
-var (
-	yes = fakeapi.Bool(true)
-	no  = fakeapi.Bool(false)
-)
-
 // realScript answers by marker words in the user's prompt.
 func realScript() fakeapi.Script {
-	bash := func(marker, cmd string) []fakeapi.Rule {
-		return []fakeapi.Rule{
-			{Name: marker + "-after", When: fakeapi.Match{AnyUserContains: marker, LastIsToolResult: yes},
-				Replies: []fakeapi.Reply{fakeapi.Text("The command ran.")}},
-			{Name: marker, When: fakeapi.Match{PromptContains: marker, LastIsToolResult: no},
-				Replies: []fakeapi.Reply{fakeapi.ToolUse("Bash", map[string]any{"command": cmd, "description": "Write hi"})}},
-		}
-	}
 	var rules []fakeapi.Rule
-	rules = append(rules, bash("BASHRUN", "echo hi > out.txt")...)
+	rules = append(rules, fakeapi.ToolTurn("BASHRUN", "Bash", map[string]any{"command": "echo hi > out.txt", "description": "Write hi"}, "The command ran.")...)
 	rules = append(rules,
 		fakeapi.Rule{Name: "compact", When: fakeapi.Match{PromptContains: "CRITICAL: Respond with TEXT ONLY"},
 			Replies: []fakeapi.Reply{fakeapi.Text("<summary>We talked about apples.</summary>")}},
@@ -49,19 +36,9 @@ func realScript() fakeapi.Script {
 			Replies: []fakeapi.Reply{fakeapi.Error(529), fakeapi.Error(529), fakeapi.Text("made it after retries")}},
 		fakeapi.Rule{Name: "refuse", When: fakeapi.Match{AnyUserContains: "REFUSE"},
 			Replies: []fakeapi.Reply{{Content: []fakeapi.Block{fakeapi.TextBlock("I won't")}, StopReason: "refusal"}}},
-		fakeapi.Rule{Name: "plan-after", When: fakeapi.Match{AnyUserContains: "PLANIT", LastIsToolResult: yes, UserContains: "approved"},
-			Replies: []fakeapi.Reply{fakeapi.Text("Plan approved; starting work.")}},
-		fakeapi.Rule{Name: "plan-exit", When: fakeapi.Match{AnyUserContains: "PLANIT", LastIsToolResult: yes},
-			Replies: []fakeapi.Reply{fakeapi.ToolUse("ExitPlanMode", map[string]any{})}},
-		fakeapi.Rule{Name: "plan-write", When: fakeapi.Match{PromptContains: "PLANIT", LastIsToolResult: no},
-			Replies: []fakeapi.Reply{fakeapi.ToolUse("Write", map[string]any{"file_path": "{{plan_path}}", "content": "# Plan\n\n1. Add a button.\n2. Colour it blue.\n"})}},
-		fakeapi.Rule{Name: "ask-after", When: fakeapi.Match{AnyUserContains: "ASKME", LastIsToolResult: yes},
-			Replies: []fakeapi.Reply{fakeapi.Text("Thanks, going with your answer.")}},
-		fakeapi.Rule{Name: "ask", When: fakeapi.Match{PromptContains: "ASKME", LastIsToolResult: no},
-			Replies: []fakeapi.Reply{fakeapi.ToolUse("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
-				"question": "Which colour should the button be?", "header": "Colour", "multiSelect": false,
-				"options": []any{map[string]any{"label": "Red", "description": "A red button"}, map[string]any{"label": "Blue", "description": "A blue button"}}}}})}},
 	)
+	rules = append(rules, fakeapi.PlanTurn("PLANIT")...)
+	rules = append(rules, fakeapi.AskTurn("ASKME")...)
 	return fakeapi.Script{Rules: rules}
 }
 
