@@ -126,7 +126,6 @@ func runLoad(b *testing.B, sc loadScenario) {
 		turns = append(turns, round(b, d, convs, i)...)
 	}
 	b.StopTimer()
-	answered := time.Now()
 	// Let the tail (progress finalisation edits) reach Telegram, so edits
 	// and staleness are complete.
 	last := quiet(tg, 5*time.Second, 4*time.Minute)
@@ -140,6 +139,7 @@ func runLoad(b *testing.B, sc loadScenario) {
 	b.ReportMetric(float64(r.other4xx), "other-4xx")
 	b.ReportMetric(float64(r.lost+r.neverSent), "lost-answers")
 	b.ReportMetric(float64(r.errorReplies), "error-replies")
+	b.ReportMetric(float64(r.behindProgress), "answers-behind-own-progress")
 	b.ReportMetric(float64(r.dupFinals), "dup-answers")
 	b.ReportMetric(float64(r.edits)/float64(len(convs))/window.Minutes(), "edits/conv/min")
 	b.ReportMetric(float64(r.calls)/float64(len(turns)), "calls/turn")
@@ -151,13 +151,20 @@ func runLoad(b *testing.B, sc loadScenario) {
 	b.ReportMetric(Ms(Percentile(r.stale, 99)), "stale-p99-ms")
 	b.ReportMetric(float64(r.staleMissing), "steps-never-shown")
 	b.ReportMetric(float64(r.progressMsgs)/float64(len(turns)), "progress-msgs/turn")
-	b.ReportMetric(answered.Sub(start).Seconds(), "answered-s")
+	b.ReportMetric(r.lastFinal.Sub(start).Seconds(), "answered-s")
 	b.ReportMetric(window.Seconds(), "settled-s")
 	b.ReportMetric((cpu1-cpu0).Seconds()/float64(frames)*1000, "cpu-s/1kframes")
 	b.Logf("%s: %d turns, %d Bot API calls (%d edits, %d 429s), answers p50 %v p99 %v (pacing excluded p50 %v p99 %v), staleness p50 %v p99 %v, answered in %v, settled in %v",
 		sc.name, len(turns), r.calls, r.edits, r.n429, Percentile(r.final, 50), Percentile(r.final, 99),
 		Percentile(r.finalNoPace, 50), Percentile(r.finalNoPace, 99), Percentile(r.stale, 50), Percentile(r.stale, 99),
-		answered.Sub(start).Round(time.Millisecond), window.Round(time.Millisecond))
+		r.lastFinal.Sub(start).Round(time.Millisecond), window.Round(time.Millisecond))
+	for i, d := range r.rateLimited {
+		if i == 5 {
+			b.Logf("… %d more 429s", len(r.rateLimited)-5)
+			break
+		}
+		b.Logf("429: %s", d)
+	}
 	if r.lost+r.neverSent > 0 {
 		b.Logf("%d answers lost (%d with an error reply instead); daemon errors:\n%s", r.lost+r.neverSent, r.errorReplies, d.logErrors(10))
 	}
@@ -166,17 +173,37 @@ func runLoad(b *testing.B, sc loadScenario) {
 type loadResult struct {
 	calls, edits, n429, other4xx int
 	lost, neverSent, dupFinals   int
-	errorReplies                 int
+	errorReplies, behindProgress int
 	final, finalNoPace, stale    []time.Duration
 	staleMissing, progressMsgs   int
+	lastFinal                    time.Time
+	rateLimited                  []string // the 429s, described
 }
 
 // outboxCounted are the methods that take a token from the outbox's
 // per-chat bucket; typing (sendChatAction) only takes a global one.
 var outboxCounted = map[string]bool{"sendMessage": true, "editMessageText": true, "deleteMessage": true}
 
+type convKey struct {
+	chat   tgfake.ChatID
+	thread tgfake.ThreadID
+}
+
+type sentCall struct {
+	at    time.Time
+	final bool
+}
+
 // analyse derives the load figures from the fake Telegram's call log and
 // the fake CLI's step logs.
+//
+// Pacing-excluded latency: the outbox's per-chat and global token buckets
+// (same rates and bursts as its defaults) are replayed over every call
+// Telegram saw before the answer; the answer's latency counts only from
+// when both held a token (or from the result, if later). Time an answer
+// spent behind another call of its own conversation that went out after
+// the result (a progress edit, say) is pacing by that measure too, so those
+// answers are counted separately as behindProgress.
 func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, since time.Time) loadResult {
 	var r loadResult
 	interval, burst := outbox.DefaultPrivateInterval, outbox.DefaultPrivateBurst
@@ -184,7 +211,23 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 		interval, burst = outbox.DefaultGroupInterval, outbox.DefaultGroupBurst
 	}
 	global := NewRateBucket(float64(outbox.DefaultGlobalRate), outbox.DefaultGlobalBurst)
-	chatCalls := map[tgfake.ChatID][]time.Time{}
+	chats := map[tgfake.ChatID]*Bucket{}
+	threadOf := map[tgfake.ChatID]map[string]tgfake.ThreadID{}
+	for chat, msgs := range sn.Chats {
+		threadOf[chat] = map[string]tgfake.ThreadID{}
+		for _, m := range msgs {
+			threadOf[chat][strconv.Itoa(int(m.ID))] = m.Thread
+		}
+	}
+	convOf := func(c tgfake.Call) convKey {
+		if id, ok := c.Params["message_id"]; ok {
+			return convKey{c.Chat, threadOf[c.Chat][id]}
+		}
+		th, _ := strconv.Atoi(c.Params["message_thread_id"])
+		return convKey{c.Chat, tgfake.ThreadID(th)}
+	}
+	convCalls := map[convKey][]sentCall{}
+	recent := map[tgfake.ChatID][]time.Time{} // for describing 429s
 	firstFinal := map[string]tgfake.Call{}
 	type key struct {
 		chat tgfake.ChatID
@@ -199,6 +242,14 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 		switch {
 		case c.Status == 429:
 			r.n429++
+			n := 0
+			for _, t := range recent[c.Chat] {
+				if c.Time.Sub(t) < 3*time.Second {
+					n++
+				}
+			}
+			r.rateLimited = append(r.rateLimited, fmt.Sprintf("%s chat %d retry_after %d after %d counted calls of the chat in the last 3 s",
+				c.Method, c.Chat, c.RetryAfter, n))
 		case c.Status >= 400 && c.Status < 500:
 			r.other4xx++
 		}
@@ -209,37 +260,45 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 				renders[k] = append(renders[k], Visible{At: c.Time, Steps: StepsShown(c.Params["text"])})
 			}
 		}
-		if c.Method == "sendMessage" && c.OK() {
-			if at, tag, ok := ResultAt(c.Params["text"]); ok {
-				if _, seen := firstFinal[tag]; seen {
-					r.dupFinals++
-				} else {
-					firstFinal[tag] = c
-					// Pacing-excluded latency: discount the time until the
-					// chat's bucket (as left by calls before the result) and
-					// the global bucket (as left by every earlier call) had
-					// a token for it.
-					chat := NewBucket(interval, burst)
-					for _, t := range chatCalls[c.Chat] {
-						if t.Before(at) {
-							chat.Take(t)
-						}
-					}
-					ready := at
-					if t := chat.ReadyAt(at); t.After(ready) {
+		chat := chats[c.Chat]
+		if chat == nil {
+			chat = NewBucket(interval, burst)
+			chats[c.Chat] = chat
+		}
+		at, tag, isFinal := ResultAt(c.Params["text"])
+		isFinal = isFinal && c.Method == "sendMessage"
+		if isFinal && c.OK() {
+			if _, seen := firstFinal[tag]; seen {
+				r.dupFinals++
+			} else {
+				firstFinal[tag] = c
+				ready := at
+				for _, t := range []time.Time{chat.ReadyAt(at), global.ReadyAt(at)} {
+					if t.After(ready) {
 						ready = t
 					}
-					if t := global.ReadyAt(at); t.After(ready) {
-						ready = t
+				}
+				r.final = append(r.final, c.Time.Sub(at))
+				r.finalNoPace = append(r.finalNoPace, max(0, c.Time.Sub(ready)))
+				if c.Time.After(r.lastFinal) {
+					r.lastFinal = c.Time
+				}
+				for _, o := range convCalls[convOf(c)] {
+					if !o.final && o.at.After(at) {
+						r.behindProgress++
+						break
 					}
-					r.final = append(r.final, c.Time.Sub(at))
-					r.finalNoPace = append(r.finalNoPace, max(0, c.Time.Sub(ready)))
 				}
 			}
 		}
 		if outboxCounted[c.Method] {
-			chatCalls[c.Chat] = append(chatCalls[c.Chat], c.Time)
+			chat.Take(c.Time)
 			global.Take(c.Time)
+			k := convOf(c)
+			convCalls[k] = append(convCalls[k], sentCall{at: c.Time, final: isFinal})
+			if c.Status != 429 {
+				recent[c.Chat] = append(recent[c.Chat], c.Time)
+			}
 		} else if c.Method == "sendChatAction" {
 			global.Take(c.Time)
 		}

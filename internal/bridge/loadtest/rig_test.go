@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -189,6 +190,7 @@ type finalWatch struct {
 	mu   sync.Mutex
 	seen map[string]chan struct{} // tag → closed once its answer was sent
 	done map[string]bool
+	fail map[string]bool // the "answer" was an error notice
 }
 
 func (w *finalWatch) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -199,22 +201,42 @@ func (w *finalWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 	body, rerr := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if rerr != nil || !bytes.Contains(body, []byte(ResultMarker)) {
+	if rerr != nil || !bytes.Contains(body, []byte(ResultMarker)) && !bytes.Contains(body, []byte("LOAD ")) {
 		return resp, nil
 	}
 	var env struct {
 		OK     bool `json:"ok"`
 		Result struct {
-			Text string `json:"text"`
+			Text    string     `json:"text"`
+			ReplyTo *repliedTo `json:"reply_to_message"`
 		} `json:"result"`
 	}
-	if json.Unmarshal(body, &env) == nil && env.OK {
-		if _, tag, ok := ResultAt(env.Result.Text); ok {
-			w.mark(tag)
-		}
+	if json.Unmarshal(body, &env) != nil || !env.OK {
+		return resp, nil
+	}
+	if _, tag, ok := ResultAt(env.Result.Text); ok {
+		w.mark(tag, false)
+	} else if f := strings.Fields(replyText(env.Result.ReplyTo)); strings.HasPrefix(env.Result.Text, "⚠️") && len(f) >= 2 && f[0] == "LOAD" {
+		// An error notice instead of the answer: the answer is lost, and
+		// waiting longer would only stretch the run.
+		w.mark(f[1], true)
 	}
 	return resp, nil
 }
+
+type repliedTo struct {
+	Text string `json:"text"`
+}
+
+func replyText(r *repliedTo) string {
+	if r == nil {
+		return ""
+	}
+	return r.Text
+}
+
+// errErrorReply means the bridge answered with an error notice.
+var errErrorReply = errors.New("error notice instead of the answer")
 
 func (w *finalWatch) chanLocked(tag string) chan struct{} {
 	ch := w.seen[tag]
@@ -225,14 +247,14 @@ func (w *finalWatch) chanLocked(tag string) chan struct{} {
 	return ch
 }
 
-func (w *finalWatch) mark(tag string) {
+func (w *finalWatch) mark(tag string, failed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done == nil {
-		w.done = map[string]bool{}
+		w.done, w.fail = map[string]bool{}, map[string]bool{}
 	}
 	if !w.done[tag] {
-		w.done[tag] = true
+		w.done[tag], w.fail[tag] = true, failed
 		close(w.chanLocked(tag))
 	}
 }
@@ -244,6 +266,11 @@ func (w *finalWatch) wait(ctx context.Context, tag string) error {
 	w.mu.Unlock()
 	select {
 	case <-ch:
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.fail[tag] {
+			return errErrorReply
+		}
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
