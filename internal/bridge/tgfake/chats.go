@@ -291,5 +291,6 @@ func (m *message) copy() Message {
 		d := *m.Document
 		out.Document = &d
 	}
+	out.Photo = append([]PhotoSize(nil), m.Photo...)
 	return out
 }

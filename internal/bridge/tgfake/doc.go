@@ -10,9 +10,12 @@
 // go-telegram/bot's models, so a test that decodes them with the real client
 // checks two independent descriptions of the protocol against each other.
 //
-// Tests drive the user side with [Server.UserSends] and [Server.UserPresses],
-// observe the bot side through [Server.Snapshot] and [Server.WaitFor], and
-// provoke failures with flood-control emulation ([Server.EnableFloodControl])
+// Tests drive the user side with [Server.UserSends], [Server.UserSendsPhoto],
+// [Server.UserSendsDocument] and [Server.UserPresses]; files users send (and
+// documents the bot uploads) are fetched with getFile and downloaded from
+// /file/bot{token}/{file_path}, as with the real service. Tests observe the
+// bot side through [Server.Snapshot] and [Server.WaitFor], and provoke
+// failures with flood-control emulation ([Server.EnableFloodControl])
 // and deterministic fault injection ([Server.FailNext], [Server.FailWhen],
 // [Server.Delay], [Server.DropConnection]). Every call is logged with the fake
 // clock's time so [Server.ViolationsOfRetryAfter] can prove that a chat was

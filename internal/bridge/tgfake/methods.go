@@ -2,12 +2,10 @@ package tgfake
 
 import (
 	"context"
-	"fmt"
 	"mime"
 	"net/url"
 	"path"
 	"regexp"
-	"strings"
 	"time"
 )
 
@@ -333,7 +331,7 @@ func (s *Server) sendDocument(_ context.Context, p params) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	doc, aerr := s.documentLocked(p)
+	file, isNew, aerr := s.documentLocked(p)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -356,41 +354,45 @@ func (s *Server) sendDocument(_ context.Context, p params) (any, *apiError) {
 	if aerr := s.checkFloodLocked(c, "sendDocument"); aerr != nil {
 		return nil, aerr
 	}
+	if isNew {
+		s.addFileLocked(file)
+	}
 	m := c.store(&message{Message: Message{
 		Thread: th, IsTopic: th != 0, FromBot: true, Date: s.now(), Raw: raw, ParseMode: mode,
-		Text: caption, Entities: ents, Keyboard: kb, ReplyTo: replyTo, Document: doc,
-	}, fileUniqueID: "AgAD" + strings.TrimPrefix(doc.FileID, "BQAC")})
+		Text: caption, Entities: ents, Keyboard: kb, ReplyTo: replyTo, Document: file.document(),
+	}, fileUniqueID: file.uniqueID})
 	s.bumpLocked()
 	return s.wireMessageLocked(c, m, 0), nil
 }
 
 // documentLocked resolves the document parameter: an uploaded part, a known
-// file_id, or an HTTP URL Telegram would fetch.
-func (s *Server) documentLocked(p params) (*Document, *apiError) {
-	if f, ok := p.files["document"]; ok {
-		mt := f.contentType
+// file_id, or an HTTP URL Telegram would fetch. A new file (isNew) is stored
+// by the caller once the whole request is accepted, so a rejected call leaves
+// no file behind.
+func (s *Server) documentLocked(p params) (f *storedFile, isNew bool, aerr *apiError) {
+	if part, ok := p.files["document"]; ok {
+		mt := part.contentType
 		if mt == "" || mt == "application/octet-stream" {
-			mt = mimeByName(f.name)
+			mt = mimeByName(part.name)
 		}
-		d := &Document{FileID: fmt.Sprintf("BQACAgIAAxkBAAI%06d", len(s.files)+1), FileName: f.name, MimeType: mt, Data: f.data}
-		s.files[d.FileID] = d
-		return d, nil
+		return newDocumentFile(part.name, mt, part.data), true, nil
 	}
 	ref := p.str("document")
 	if ref == "" {
-		return nil, badRequest("there is no document in the request")
+		return nil, false, badRequest("there is no document in the request")
 	}
-	if d, ok := s.files[ref]; ok {
-		cp := *d
-		return &cp, nil
+	if f, ok := s.files[ref]; ok {
+		if f.isPhoto() {
+			return nil, false, badRequest("can't use file of type Photo as Document")
+		}
+		return f, false, nil
 	}
 	if u, err := url.Parse(ref); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		// The fake does not fetch the URL, so the file has no bytes.
 		name := path.Base(u.Path)
-		d := &Document{FileID: fmt.Sprintf("BQACAgIAAxkBAAI%06d", len(s.files)+1), FileName: name, MimeType: mimeByName(name)}
-		s.files[d.FileID] = d
-		return d, nil
+		return newDocumentFile(name, mimeByName(name), nil), true, nil
 	}
-	return nil, badRequest("wrong file identifier/HTTP URL specified")
+	return nil, false, badRequest("wrong file identifier/HTTP URL specified")
 }
 
 // mimeByName guesses a MIME type from the file name, as Telegram does for

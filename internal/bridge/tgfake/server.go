@@ -95,7 +95,8 @@ type Server struct {
 	actions    []ChatAction
 	drafts     []Draft
 	commands   map[commandKey][]BotCommand
-	files      map[string]*Document
+	files      map[string]*storedFile // by file_id
+	paths      map[string]*storedFile // by file_path, once getFile named it
 	calls      []Call
 	eventSeq   int
 	flood      *floodState
@@ -123,8 +124,8 @@ func New(t testing.TB, opts ...Option) *Server {
 		t: t, cfg: cfg, botID: botID, done: make(chan struct{}),
 		changed: make(chan struct{}), chats: map[ChatID]*chatState{},
 		nextUpdate: cfg.updateBase, queries: map[CallbackQueryID]*queryState{},
-		commands: map[commandKey][]BotCommand{}, files: map[string]*Document{},
-		delays: map[string]time.Duration{},
+		commands: map[commandKey][]BotCommand{}, files: map[string]*storedFile{},
+		paths: map[string]*storedFile{}, delays: map[string]time.Duration{},
 	}
 	if cfg.flood != nil {
 		s.flood = newFloodState(*cfg.flood)
@@ -222,10 +223,16 @@ var handlers = map[string]handler{
 	"setwebhook":             (*Server).setWebhook,
 	"deletewebhook":          (*Server).deleteWebhook,
 	"getwebhookinfo":         (*Server).getWebhookInfo,
+	"getfile":                (*Server).getFile,
 }
 
-// ServeHTTP implements the Bot API transport: /bot{token}/{method}.
+// ServeHTTP implements the Bot API transport, /bot{token}/{method}, and
+// file downloads, /file/bot{token}/{file_path}.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"); ok {
+		s.serveFile(w, r, rest)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 || method == "" || strings.Contains(method, "/") {

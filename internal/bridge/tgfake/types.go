@@ -73,7 +73,16 @@ type Button struct {
 	URL          string
 }
 
-// Document is a file the bot uploaded or referenced.
+// PhotoSize is one size of a photo a user sent.
+type PhotoSize struct {
+	FileID       string
+	FileUniqueID string
+	Width        int
+	Height       int
+	FileSize     int
+}
+
+// Document is a file the bot uploaded or referenced, or a user sent.
 type Document struct {
 	FileID   string
 	FileName string
@@ -104,7 +113,10 @@ type Message struct {
 	EditCount int
 	Deleted   bool
 	ReplyTo   MessageID
-	Document  *Document
+	// Document or Photo is set for media messages; Text and Entities then
+	// hold the caption. Photo lists sizes smallest first, like Telegram.
+	Document *Document
+	Photo    []PhotoSize
 }
 
 // HasButton reports whether the keyboard holds a button with exactly data.

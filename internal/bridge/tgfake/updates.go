@@ -171,6 +171,19 @@ func (s *Server) UserSends(chat ChatID, user User, text string, opts ...UserOpti
 // TryUserSends is [Server.UserSends] returning errors instead of failing the
 // test, for use off the test goroutine.
 func (s *Server) TryUserSends(chat ChatID, user User, text string, opts ...UserOption) (Message, error) {
+	return s.postAsUser(chat, user, userContent{text: text}, opts)
+}
+
+// userContent is what a user message carries: text alone, or a caption with
+// a photo's sizes (smallest first) or one document. The files enter the
+// store only once the message is accepted.
+type userContent struct {
+	text  string
+	files []*storedFile
+}
+
+func (s *Server) postAsUser(chat ChatID, user User, content userContent, opts []UserOption) (Message, error) {
+	text := content.text
 	var o userMsg
 	for _, opt := range opts {
 		opt(&o)
@@ -206,6 +219,14 @@ func (s *Server) TryUserSends(chat ChatID, user User, text string, opts ...UserO
 	m.Entities = o.entities
 	if !o.set {
 		m.Entities = commandEntities(text)
+	}
+	for _, f := range content.files {
+		s.addFileLocked(f)
+		if f.isPhoto() {
+			m.Photo = append(m.Photo, PhotoSize{FileID: f.id, FileUniqueID: f.uniqueID, Width: f.width, Height: f.height, FileSize: len(f.data)})
+		} else {
+			m.Document, m.fileUniqueID = f.document(), f.uniqueID
+		}
 	}
 	c.store(m)
 	w := s.wireMessageLocked(c, m, 0)

@@ -70,21 +70,30 @@ type wireDocument struct {
 	FileSize     int    `json:"file_size,omitempty"`
 }
 
+type wirePhotoSize struct {
+	FileID       string `json:"file_id"`
+	FileUniqueID string `json:"file_unique_id"`
+	Width        int    `json:"width"`
+	Height       int    `json:"height"`
+	FileSize     int    `json:"file_size,omitempty"`
+}
+
 type wireMessage struct {
-	MessageID       int           `json:"message_id"`
-	MessageThreadID int           `json:"message_thread_id,omitempty"`
-	From            *wireUser     `json:"from,omitempty"`
-	Chat            wireChat      `json:"chat"`
-	Date            int64         `json:"date"`
-	EditDate        int64         `json:"edit_date,omitempty"`
-	IsTopicMessage  bool          `json:"is_topic_message,omitempty"`
-	ReplyToMessage  *wireMessage  `json:"reply_to_message,omitempty"`
-	Text            string        `json:"text,omitempty"`
-	Entities        []wireEntity  `json:"entities,omitempty"`
-	Document        *wireDocument `json:"document,omitempty"`
-	Caption         string        `json:"caption,omitempty"`
-	CaptionEntities []wireEntity  `json:"caption_entities,omitempty"`
-	ReplyMarkup     *wireKeyboard `json:"reply_markup,omitempty"`
+	MessageID       int             `json:"message_id"`
+	MessageThreadID int             `json:"message_thread_id,omitempty"`
+	From            *wireUser       `json:"from,omitempty"`
+	Chat            wireChat        `json:"chat"`
+	Date            int64           `json:"date"`
+	EditDate        int64           `json:"edit_date,omitempty"`
+	IsTopicMessage  bool            `json:"is_topic_message,omitempty"`
+	ReplyToMessage  *wireMessage    `json:"reply_to_message,omitempty"`
+	Text            string          `json:"text,omitempty"`
+	Entities        []wireEntity    `json:"entities,omitempty"`
+	Document        *wireDocument   `json:"document,omitempty"`
+	Photo           []wirePhotoSize `json:"photo,omitempty"`
+	Caption         string          `json:"caption,omitempty"`
+	CaptionEntities []wireEntity    `json:"caption_entities,omitempty"`
+	ReplyMarkup     *wireKeyboard   `json:"reply_markup,omitempty"`
 }
 
 type wireCallbackQuery struct {
@@ -183,11 +192,17 @@ func (s *Server) wireMessageLocked(c *chatState, m *message, depth int) *wireMes
 		u := m.sender.wire()
 		w.From = &u
 	}
-	if m.Document != nil {
+	switch {
+	case m.Document != nil:
 		d := m.Document
 		w.Document = &wireDocument{FileID: d.FileID, FileUniqueID: m.fileUniqueID, FileName: d.FileName, MimeType: d.MimeType, FileSize: len(d.Data)}
 		w.Caption, w.CaptionEntities = m.Text, wireEntities(m.Entities)
-	} else {
+	case len(m.Photo) > 0:
+		for _, p := range m.Photo {
+			w.Photo = append(w.Photo, wirePhotoSize(p))
+		}
+		w.Caption, w.CaptionEntities = m.Text, wireEntities(m.Entities)
+	default:
 		w.Text, w.Entities = m.Text, wireEntities(m.Entities)
 	}
 	w.ReplyMarkup = wireKeyboardOf(m.Keyboard)
