@@ -68,6 +68,7 @@ type Bridge struct {
 	fatal    chan error
 	ready    sync.Once
 	lastPoll atomic.Int64 // unix nanos of the last finished getUpdates attempt
+	client   *http.Client // Telegram's: the Bot API and file downloads
 }
 
 // buttonKind is the action a callback button performs.
@@ -129,6 +130,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 		base = http.DefaultTransport
 	}
 	client.Transport = pollObserver{next: base, b: b}
+	b.client = client
 	b.bot, err = bot.New(cfg.Telegram.BotToken.Reveal(),
 		bot.WithServerURL(cfg.Telegram.APIURL),
 		bot.WithHTTPClient(poll, client),

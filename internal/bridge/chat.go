@@ -340,15 +340,25 @@ func (c *chat) onMessage(m *models.Message) {
 		c.onCommand(cmd, m)
 		return
 	}
-	text := m.Text
-	if text == "" {
-		text = m.Caption
-	}
-	if text == "" {
-		c.reply("Only text messages are supported for now.", m.ID)
+	if len(m.Photo) > 0 || m.Document != nil {
+		workdir := c.record().Workdir
+		if workdir == "" {
+			workdir = c.b.Config().Claude.Workdir
+		}
+		in, err := c.attachmentInput(m, workdir)
+		if err != nil {
+			c.log.Warn().Err(err).Msg("attachment")
+			c.reply("⚠️ Could not pass this file to Claude: "+render.EscapeHTML(err.Error()), m.ID)
+			return
+		}
+		c.send(in, m.ID)
 		return
 	}
-	c.sendToClaude(text, m.ID)
+	if m.Text == "" {
+		c.reply("Send text, a photo or a file; this kind of message is not supported.", m.ID)
+		return
+	}
+	c.send(runner.UserInput{Text: m.Text}, m.ID)
 }
 
 func (c *chat) ensureSession() (*runner.Session, error) {
@@ -412,6 +422,10 @@ func (c *chat) prewarm() {
 }
 
 func (c *chat) sendToClaude(text string, msgID int) {
+	c.send(runner.UserInput{Text: text}, msgID)
+}
+
+func (c *chat) send(input runner.UserInput, msgID int) {
 	sess, err := c.ensureSession()
 	if err != nil {
 		c.log.Error().Err(err).Msg("create session")
@@ -421,7 +435,7 @@ func (c *chat) sendToClaude(text string, msgID int) {
 	if c.turn == nil || c.turn.done {
 		c.startTurn(msgID)
 	}
-	uuid, err := sess.Send(c.ctx(), runner.UserInput{Text: text})
+	uuid, err := sess.Send(c.ctx(), input)
 	if err != nil {
 		c.log.Error().Err(err).Msg("send message to Claude")
 		c.reply("⚠️ Could not send your message to Claude: "+render.EscapeHTML(err.Error()), msgID)

@@ -1,10 +1,15 @@
 package bridge_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
+	"image"
+	pngenc "image/png"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -724,4 +729,28 @@ func TestDrainTimeoutInterruptsTheTurn(t *testing.T) {
 	assert.True(t, told, "the user is told the restart stopped the turn")
 	assert.True(t, stopped, "the interrupted turn's result is delivered")
 	assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "no CLI process is left behind")
+}
+
+func TestPhotoAndFileReachClaude(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
+	var png bytes.Buffer
+	require.NoError(t, pngenc.Encode(&png, img))
+	in := r.tg.UserSendsPhoto(chat, tgfake.User{ID: alice, FirstName: "Alice"}, png.Bytes(), "what is in this picture?")
+	r.finalAnswer(chat, in.ID, "echo: ")
+	calls := r.claude.API.ModelCalls()
+	last := string(calls[len(calls)-1].Body)
+	assert.Contains(t, last, `"media_type":"image/png"`, "the picture reached the model as an image block")
+	assert.Contains(t, last, base64.StdEncoding.EncodeToString(png.Bytes()), "the exact bytes, not the thumbnail")
+	assert.Contains(t, last, "what is in this picture?", "with its caption")
+
+	doc := r.tg.UserSendsDocument(chat, tgfake.User{ID: alice, FirstName: "Alice"}, "notes.txt", "text/plain", []byte("remember the milk"), "read this")
+	r.finalAnswer(chat, doc.ID, "notes.txt")
+	matches, err := filepath.Glob(filepath.Join(r.claude.Workdir, ".untether", "uploads", "*-notes.txt"))
+	require.NoError(t, err)
+	require.Len(t, matches, 1)
+	got, err := os.ReadFile(matches[0])
+	require.NoError(t, err)
+	assert.Equal(t, "remember the milk", string(got))
 }

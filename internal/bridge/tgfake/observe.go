@@ -23,6 +23,8 @@ type Snapshot struct {
 	HandedOut       []UpdateID
 	ConfirmedOffset UpdateID
 	WebhookURL      string
+	// LongPolling is true while a getUpdates call is registered and waiting.
+	LongPolling bool
 }
 
 // Messages returns a chat's messages in id order, deleted ones included.
@@ -108,6 +110,7 @@ func (s *Server) snapshotLocked() *Snapshot {
 		HandedOut:       append([]UpdateID(nil), s.handedOut...),
 		ConfirmedOffset: s.confirmed,
 		WebhookURL:      s.webhookURL,
+		LongPolling:     s.poll != nil,
 	}
 	for id, c := range s.chats {
 		msgs := make([]Message, 0, len(c.order))

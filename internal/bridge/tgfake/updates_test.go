@@ -95,9 +95,11 @@ func TestSecondPollerTerminatesTheFirst(t *testing.T) {
 	srv := newFake(t)
 	done := make(chan rawResponse, 1)
 	go func() { done <- postJSONNoAssert(srv, "getUpdates", `{"timeout":30}`) }()
+	// Wait until the first poll is registered as waiting, not just logged:
+	// a second poll arriving before that would be the earlier one.
 	srv.WaitFor(waitLimit, func(s *tgfake.Snapshot) bool {
 		c := s.CallsOf("getUpdates")
-		return len(c) == 1 && c[0].Status == 0
+		return len(c) == 1 && c[0].Status == 0 && s.LongPolling
 	})
 	second := postJSON(t, srv, "getUpdates", map[string]any{"timeout": 0})
 	assert.Equal(t, 200, second.Status)
