@@ -299,23 +299,39 @@ func (s *Session) Send(ctx context.Context, in UserInput) (MessageUUID, error) {
 	if err != nil {
 		return "", fmt.Errorf("send message: %w", err)
 	}
-	if err := s.ensureProcess(ctx); err != nil {
-		return "", fmt.Errorf("send message: %w", err)
-	}
-	s.mu.Lock()
-	s.inflight[id] = line
-	s.lastActive = time.Now()
-	s.recomputeStateLocked()
-	proc := s.proc
-	s.mu.Unlock()
-	if err := s.write(proc, line); err != nil {
+	// The message counts as in flight before the process exists: a process
+	// started for it is then busy from its first moment, so the pool never
+	// picks it as an idle victim before the message is written.
+	forget := func() {
 		s.mu.Lock()
 		delete(s.inflight, id)
 		s.recomputeStateLocked()
 		s.mu.Unlock()
-		return "", fmt.Errorf("send message: %w", err)
 	}
-	return id, nil
+	for attempt := 0; attempt < 2; attempt++ {
+		s.mu.Lock()
+		s.inflight[id] = line // (again: a process that exited meanwhile cleared it)
+		s.lastActive = time.Now()
+		s.mu.Unlock()
+		if err = s.ensureProcess(ctx); err != nil {
+			forget()
+			return "", fmt.Errorf("send message: %w", err)
+		}
+		s.mu.Lock()
+		s.recomputeStateLocked()
+		proc := s.proc
+		s.mu.Unlock()
+		if err = s.write(proc, line); err == nil {
+			return id, nil
+		}
+		// The process went away between the start and the write (a crash,
+		// or a close that raced us): once it is gone, start another.
+		if !errors.Is(err, ErrNoProcess) && !s.waitExit(ctx, proc, s.cfg.StopTimeout) {
+			break
+		}
+	}
+	forget()
+	return "", fmt.Errorf("send message: %w", err)
 }
 
 // Prewarm starts the CLI process ahead of the first message and asks it to

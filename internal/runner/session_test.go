@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -396,4 +397,38 @@ func TestBuildEnvBypassAsRoot(t *testing.T) {
 	assert.Empty(t, env)
 	env = BuildEnv(nil, nil, ModeDefault, 0)
 	assert.Empty(t, env)
+}
+
+// More sessions than live slots, all sending at once: every message must be
+// answered. A freshly started process must not look idle to the pool
+// before its message is written (that once lost answers under load).
+func TestPoolNeverEvictsAProcessBeforeItsMessage(t *testing.T) {
+	pool := NewPool(1, 2)
+	type rig struct {
+		s   *Session
+		log *eventLog
+	}
+	var rigs []rig
+	for i := 0; i < 3; i++ {
+		s, log := newFakeSession(t, fakeScript{}, func(c *Config) { c.Pool = pool })
+		rigs = append(rigs, rig{s, log})
+	}
+	for round := 0; round < 3; round++ {
+		var wg sync.WaitGroup
+		for i, r := range rigs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				defer cancel()
+				_, err := r.s.Send(ctx, UserInput{Text: fmt.Sprintf("round %d chat %d", round, i)})
+				assert.NoError(t, err)
+			}()
+		}
+		wg.Wait()
+		for i, r := range rigs {
+			want := fmt.Sprintf("echo: round %d chat %d", round, i)
+			r.log.waitFor(t, 0, want, func(ev Event) bool { tc, ok := ev.(TurnCompleted); return ok && tc.Answer == want })
+		}
+	}
 }
