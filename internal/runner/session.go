@@ -115,7 +115,13 @@ type process struct {
 	holding bool
 	held    []Event
 	sawInit bool
+	// started frees the pool's spawn slot; called on the first stdout line,
+	// on exit, or after spawnSlotHold.
+	started func()
 }
+
+// spawnSlotHold bounds how long one start-up holds a spawn slot.
+const spawnSlotHold = 10 * time.Second
 
 // NewSession prepares a session. id is the Claude session id; resume says
 // whether a CLI process has used it before (then --resume, else
@@ -649,12 +655,18 @@ func (s *Session) args(id SessionID, resume bool) []string {
 
 // spawn starts a process; called with spawnMu held.
 func (s *Session) spawn(ctx context.Context) error {
+	// The spawn slot is held until the CLI has shown it is up (its first
+	// stdout line), not just until exec: start-up is ~1 CPU-second, and
+	// letting every queued CLI boot at once on a small machine makes all of
+	// them slow instead of the first ones fast.
+	release := func() {}
 	if s.cfg.Pool != nil {
-		release, err := s.cfg.Pool.acquire(ctx, s)
+		r, err := s.cfg.Pool.acquire(ctx, s)
 		if err != nil {
 			return err
 		}
-		defer release()
+		var once sync.Once
+		release = func() { once.Do(r) }
 	}
 	s.mu.Lock()
 	id, resume := s.id, s.resume
@@ -664,11 +676,15 @@ func (s *Session) spawn(ctx context.Context) error {
 
 	proc, err := s.start(args, env)
 	if err != nil {
+		release()
 		if s.cfg.Pool != nil {
 			s.cfg.Pool.processExited(s)
 		}
 		return err
 	}
+	proc.started = release
+	// A CLI that prints nothing (it waits for input) still frees the slot.
+	time.AfterFunc(spawnSlotHold, release)
 	proc.resumed = resume
 	proc.holding = true
 	s.mu.Lock()
@@ -760,8 +776,10 @@ func (s *Session) readLoop(proc *process) {
 	lr := newLineReader(proc.stdout)
 	var evs []Event
 	warned := map[string]bool{}
+	defer proc.started()
 	for {
 		line, err := lr.next()
+		proc.started()
 		if err != nil {
 			return
 		}
