@@ -345,6 +345,20 @@ func (o *Outbox) run(c *chat) {
 		}
 		switch nx {
 		case nextMessage:
+			// Only low-priority work queued: leave a token for a high op.
+			if c.lim.Burst() >= 2 && !o.highQueued(c) {
+				if short := 2 - c.lim.TokensAt(now); short > 1e-6 { // float refill: avoid a 0 ns wait loop
+					wait := max(time.Duration(short/float64(c.lim.Limit())*float64(time.Second)), time.Millisecond)
+					select {
+					case <-c.wake: // a high op may have arrived: re-decide
+					case <-o.clock.After(wait):
+					case <-o.runCtx.Done():
+						o.abort(c, nil)
+						return
+					}
+					continue
+				}
+			}
 			if !o.reserve(c.lim, now) || !o.reserve(o.global, o.clock.Now()) {
 				o.abort(c, nil)
 				return
@@ -371,6 +385,13 @@ func (o *Outbox) run(c *chat) {
 			return
 		}
 	}
+}
+
+// highQueued reports whether a high-priority op waits in c.
+func (o *Outbox) highQueued(c *chat) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.high) > 0
 }
 
 // spareGlobalToken takes a global token for a typing action only if at least

@@ -535,3 +535,10 @@ type testButton struct {
 func approveKeyboard(id string) testKeyboard {
 	return testKeyboard{InlineKeyboard: [][]testButton{{{Text: "Approve", Data: "ap:" + id}, {Text: "Deny", Data: "dn:" + id}}}}
 }
+
+// waiting counts goroutines blocked on the manual clock.
+func (f *fakeClock) waiting() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.waiters)
+}

@@ -31,11 +31,17 @@ var _ API = (*bot.Bot)(nil)
 // Defaults for [Options]. The pacing values follow Telegram's bot FAQ: about
 // one message per second per private chat, at most 20 per minute per group,
 // about 30 per second overall (telegram.md §2.2), with headroom.
+//
+// Low-priority operations (progress edits) only run when the chat's bucket
+// holds a token beyond the one they take, so one token is always left for a
+// final answer or an approval: those never wait behind an edit that just
+// used the budget. With that rule a burst of 2 still keeps a private chat
+// to 3 calls in any 3 s and a group under 20 per minute.
 const (
-	DefaultPrivateInterval   = time.Second
+	DefaultPrivateInterval   = 1050 * time.Millisecond
 	DefaultPrivateBurst      = 2
-	DefaultGroupInterval     = 3 * time.Second // 20 per minute
-	DefaultGroupBurst        = 1               // a larger burst would exceed 20/min
+	DefaultGroupInterval     = 3500 * time.Millisecond // 2 + 60/3.5 < 20 per minute
+	DefaultGroupBurst        = 2
 	DefaultGlobalRate        = rate.Limit(25)  // per second, under the ~30/s limit
 	DefaultGlobalBurst       = 5
 	DefaultTypingInterval    = 4 * time.Second // the status lasts ≤5 s

@@ -945,7 +945,10 @@ func TestReplacementCarriesOverToNewerEdit(t *testing.T) {
 
 func TestDeleteWhileReplacementPending(t *testing.T) {
 	clock := newManualClock()
-	o, tg := newTestOutbox(t, clock, Options{})
+	// A burst of 3 lets the edit and its replacement go without waiting for
+	// a refill (the token kept for high ops included), so the only wait on
+	// the manual clock is the 429 pause this test is about.
+	o, tg := newTestOutbox(t, clock, Options{PrivateBurst: 3})
 	tg.setScript(func(c call) error {
 		if c.Method == "sendMessage" {
 			return errTooMany(10) // the replacement send is held back
@@ -1026,4 +1029,37 @@ func TestTypingGivesWayUnderGlobalLoad(t *testing.T) {
 	for _, c := range tg.Calls() {
 		assert.Equal(t, "sendMessage", c.Method)
 	}
+}
+
+func TestLowOpsLeaveATokenForHighOps(t *testing.T) {
+	clock := newManualClock()
+	o, tg := newTestOutbox(t, clock, Options{})
+	key := ChatKey{Chat: 30}
+	tg.seed(30, 10, "progress 0")
+	progress := o.Adopt(key, 10)
+	t0 := clock.Now()
+	// The second edit is queued while the first is in flight, so the worker
+	// meets it right after spending one of its two tokens.
+	tg.hold()
+	first := o.Edit(bg, progress, Low, Content{Text: "progress 1"})
+	waitFor(t, "first edit in flight", func() bool { return tg.Started() == 1 })
+	second := o.Edit(bg, progress, Low, Content{Text: "progress 2"})
+	tg.release()
+	_, err := await(t, first)
+	require.NoError(t, err)
+	waitFor(t, "second edit waits for a refill (or is sent)", func() bool {
+		return clock.hasWaiterAt(t0.Add(DefaultPrivateInterval)) || len(tg.Calls()) >= 2
+	})
+	require.Len(t, tg.Calls(), 1, "a low op does not take the token kept for high ops")
+	// A final answer arriving now goes out at once, with the kept token.
+	answer := o.Send(bg, key, High, Content{Text: "the answer"}, SendOptions{})
+	_, err = await(t, answer.Sent())
+	require.NoError(t, err)
+	calls := tg.Calls()
+	require.Len(t, calls, 2)
+	assert.Equal(t, "the answer", calls[1].Text, "the answer did not wait behind the edit")
+	assert.Equal(t, t0, calls[1].At, "and was sent without waiting for a refill")
+	clock.Advance(3 * time.Second)
+	_, err = await(t, second)
+	require.NoError(t, err)
 }
