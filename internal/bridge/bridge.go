@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -172,6 +174,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 		b.log.Warn().Err(redactErr(err, cfg)).Msg("register bot commands")
 	}
 
+	b.probeUpdates(ctx, offset)
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
 	polled := make(chan struct{})
@@ -285,6 +288,41 @@ func (o pollObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 		})
 	}
 	return resp, err
+}
+
+// probeUpdates makes one short getUpdates call before the long poll starts:
+// on an idle bot the first long poll only returns after poll_timeout, and
+// readiness (sd_notify READY=1) should not wait that long. It confirms
+// nothing new (its offset is the persisted one) and takes at most one
+// update, which the long poll then receives again. Its outcome reaches
+// pollObserver like any poll; a failure just leaves readiness to the
+// first long poll.
+func (b *Bridge) probeUpdates(ctx context.Context, offset int64) {
+	cfg := b.Config()
+	form := url.Values{"offset": {strconv.FormatInt(offset+1, 10)}, "timeout": {"0"}, "limit": {"1"}}
+	u := strings.TrimRight(cfg.Telegram.APIURL, "/") + "/bot" + cfg.Telegram.BotToken.Reveal() + "/getUpdates"
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(form.Encode()))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.log.Warn().Err(redactErr(err, cfg)).Msg("first getUpdates failed; the long poll retries")
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var env struct {
+			Description string `json:"description"`
+		}
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&env)
+		// The description may echo the request URL, and so the token.
+		desc := strings.ReplaceAll(env.Description, cfg.Telegram.BotToken.Reveal(), "[redacted]")
+		b.log.Warn().Int("status", resp.StatusCode).Str("description", desc).Msg("first getUpdates failed; the long poll retries")
+	}
 }
 
 // Healthy reports whether the daemon makes progress: a getUpdates attempt

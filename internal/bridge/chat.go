@@ -467,6 +467,15 @@ func (c *chat) startTurn(replyTo int) {
 	if c.b.Config().Progress.Typing {
 		c.b.out.Typing(c.ctx(), c.outKey)
 	}
+	// On time, not on the next tick: a streamed answer should be visible
+	// within about a second of the model starting.
+	time.AfterFunc(progressShowAfter, func() {
+		c.post(item{fn: func() {
+			if c.turn == t && !t.done && t.progress == nil {
+				c.showProgress(t, time.Now())
+			}
+		}})
+	})
 }
 
 // showProgress sends the turn's progress message.
