@@ -78,7 +78,7 @@ func (op *op) sendsMessage() bool {
 type chat struct {
 	id   int64
 	wake chan struct{}
-	lim  *rate.Limiter // touched only by the worker and under mu
+	lim  *window // touched only by the worker and under mu
 
 	mu           sync.Mutex
 	high, low    []*op
@@ -98,7 +98,7 @@ func (o *Outbox) newChat(id int64) *chat {
 	if id < 0 {
 		interval, burst = o.opt.GroupInterval, o.opt.GroupBurst
 	}
-	return &chat{id: id, wake: make(chan struct{}, 1), lim: rate.NewLimiter(rate.Every(interval), burst)}
+	return &chat{id: id, wake: make(chan struct{}, 1), lim: newWindow(burst, interval)}
 }
 
 func (c *chat) signal() {
@@ -286,11 +286,8 @@ func (o *Outbox) settleAt(c *chat, now time.Time) time.Time {
 	if c.blockErr != nil && c.blockedUntil.After(t) {
 		t = c.blockedUntil
 	}
-	if missing := float64(c.lim.Burst()) - c.lim.TokensAt(now); missing > 0 {
-		d := time.Duration(missing / float64(c.lim.Limit()) * float64(time.Second))
-		if u := now.Add(d); u.After(t) {
-			t = u
-		}
+	if u := c.lim.settled(now); u.After(t) {
+		t = u
 	}
 	return t
 }
@@ -345,21 +342,29 @@ func (o *Outbox) run(c *chat) {
 		}
 		switch nx {
 		case nextMessage:
-			// Only low-priority work queued: leave a token for a high op.
-			if c.lim.Burst() >= 2 && !o.highQueued(c) {
-				if short := 2 - c.lim.TokensAt(now); short > 1e-6 { // float refill: avoid a 0 ns wait loop
-					wait := max(time.Duration(short/float64(c.lim.Limit())*float64(time.Second)), time.Millisecond)
-					select {
-					case <-c.wake: // a high op may have arrived: re-decide
-					case <-o.clock.After(wait):
-					case <-o.runCtx.Done():
-						o.abort(c, nil)
-						return
-					}
-					continue
-				}
+			// Only low-priority work queued: leave a slot for a high op, so
+			// an answer or approval never waits behind a progress edit.
+			keep := 0
+			if !o.highQueued(c) {
+				keep = 1
 			}
-			if !o.reserve(c.lim, now) || !o.reserve(o.global, o.clock.Now()) {
+			c.mu.Lock()
+			wait := c.lim.wait(now, keep)
+			c.mu.Unlock()
+			if wait > 0 {
+				select {
+				case <-c.wake: // a high op may have arrived: re-decide
+				case <-o.clock.After(wait):
+				case <-o.runCtx.Done():
+					o.abort(c, nil)
+					return
+				}
+				continue
+			}
+			c.mu.Lock()
+			c.lim.add(now)
+			c.mu.Unlock()
+			if !o.reserve(o.global, o.clock.Now()) {
 				o.abort(c, nil)
 				return
 			}

@@ -32,16 +32,16 @@ var _ API = (*bot.Bot)(nil)
 // one message per second per private chat, at most 20 per minute per group,
 // about 30 per second overall (telegram.md §2.2), with headroom.
 //
-// Low-priority operations (progress edits) only run when the chat's bucket
-// holds a token beyond the one they take, so one token is always left for a
-// final answer or an approval: those never wait behind an edit that just
-// used the budget. With that rule a burst of 2 still keeps a private chat
-// to 3 calls in any 3 s and a group under 20 per minute.
+// Per chat, Burst calls are allowed in any span of Burst×Interval (a sliding
+// window): 3 in 3.15 s for a private chat, 19 in 60.8 s for a group.
+// Low-priority operations (progress edits) leave one of those slots free,
+// so a final answer or an approval never waits behind an edit that just
+// used the budget, and the window is never exceeded.
 const (
 	DefaultPrivateInterval   = 1050 * time.Millisecond
-	DefaultPrivateBurst      = 2
-	DefaultGroupInterval     = 3500 * time.Millisecond // 2 + 60/3.5 < 20 per minute
-	DefaultGroupBurst        = 2
+	DefaultPrivateBurst      = 3
+	DefaultGroupInterval     = 3200 * time.Millisecond
+	DefaultGroupBurst        = 19
 	DefaultGlobalRate        = rate.Limit(25)  // per second, under the ~30/s limit
 	DefaultGlobalBurst       = 5
 	DefaultTypingInterval    = 4 * time.Second // the status lasts ≤5 s
