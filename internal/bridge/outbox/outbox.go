@@ -42,7 +42,7 @@ const (
 	DefaultPrivateBurst      = 3
 	DefaultGroupInterval     = 3200 * time.Millisecond
 	DefaultGroupBurst        = 19
-	DefaultGlobalRate        = rate.Limit(25)  // per second, under the ~30/s limit
+	DefaultGlobalRate        = rate.Limit(25) // per second, under the ~30/s limit
 	DefaultGlobalBurst       = 5
 	DefaultTypingInterval    = 4 * time.Second // the status lasts ≤5 s
 	DefaultBackoffMin        = 500 * time.Millisecond
