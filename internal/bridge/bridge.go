@@ -394,7 +394,11 @@ func (b *Bridge) handleUpdate(ctx context.Context, _ *bot.Bot, u *models.Update)
 }
 
 func (b *Bridge) finishUpdate(id int64) {
-	if err := b.offsets.finish(context.WithoutCancel(b.runCtx), id); err != nil {
+	ctx := context.WithoutCancel(b.runCtx)
+	if err := b.store.ForgetDeferredUpdate(ctx, id); err != nil {
+		b.log.Error().Err(err).Int64("update_id", id).Msg("forget a handled message")
+	}
+	if err := b.offsets.finish(ctx, id); err != nil {
 		b.log.Error().Err(err).Int64("update_id", id).Msg("persist update offset")
 	}
 }
@@ -446,38 +450,39 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 		return false
 	}
 	key := chatKeyOf(m)
-	if b.draining.Load() && updateID != 0 {
+	// Kept until its chat handled it: go-telegram/bot has already
+	// confirmed it to Telegram, so after a crash this copy is the only one.
+	payload, err := json.Marshal(models.Update{ID: updateID, Message: m})
+	if err == nil {
+		err = b.store.DeferUpdate(ctx, state.DeferredUpdate{UpdateID: updateID, Payload: payload})
+	}
+	if err != nil {
+		b.log.Error().Err(err).Int64("update_id", updateID).Msg("keep a message until it is handled")
+	}
+	if b.draining.Load() {
 		if cmd, ok := parseCommand(m.Text, m.Entities, b.botUsername); !ok || (cmd.Name != "cancel" && cmd.Name != "status") {
-			b.deferMessage(ctx, updateID, key, m)
-			return false
+			text := "⏸ untether is restarting. I will handle this message when I am back, in a moment."
+			if err != nil {
+				text = "⏸ untether is restarting and could not keep this message. Please send it again in a minute."
+			}
+			b.out.Send(ctx, outKey(key), outbox.High, outbox.Content{Text: text}, outbox.SendOptions{ReplyTo: outbox.MessageID(m.ID)})
+			return true // left unhandled on purpose: the next start handles it
 		}
 	}
 	c := b.chat(key, m.Chat.Type != models.ChatTypePrivate)
 	if c == nil {
-		return false
+		return true // draining, and no chat to take it: kept for the next start
 	}
 	c.post(item{updateID: updateID, msg: m})
 	return true
 }
 
-// deferMessage keeps a message that arrives during a drain for the next
-// start (no new turn may begin now) and tells the user.
-func (b *Bridge) deferMessage(ctx context.Context, updateID int64, key state.ChatKey, m *models.Message) {
-	payload, err := json.Marshal(models.Update{ID: updateID, Message: m})
-	if err == nil {
-		err = b.store.DeferUpdate(ctx, state.DeferredUpdate{UpdateID: updateID, Payload: payload})
-	}
-	text := "⏸ untether is restarting. I will handle this message when I am back, in a moment."
-	if err != nil {
-		b.log.Error().Err(err).Msg("keep a message for after the restart")
-		text = "⏸ untether is restarting and could not keep this message. Please send it again in a minute."
-	}
-	b.out.Send(ctx, outKey(key), outbox.High, outbox.Content{Text: text}, outbox.SendOptions{ReplyTo: outbox.MessageID(m.ID)})
-}
-
-// replayDeferred handles the messages the previous run kept during its drain.
+// replayDeferred handles the messages the previous run received but did not
+// handle (a drain kept them, or a crash caught them in a chat's mailbox).
+// They go through the normal path under their own update ids, so they are
+// deduplicated and kept until handled like any other.
 func (b *Bridge) replayDeferred(ctx context.Context) {
-	deferred, err := b.store.TakeDeferredUpdates(ctx)
+	deferred, err := b.store.DeferredUpdates(ctx)
 	if err != nil {
 		b.log.Error().Err(err).Msg("read messages kept by the previous run")
 		return
@@ -485,13 +490,15 @@ func (b *Bridge) replayDeferred(ctx context.Context) {
 	for _, d := range deferred {
 		var u models.Update
 		if err := json.Unmarshal(d.Payload, &u); err != nil || u.Message == nil {
-			b.log.Error().Err(err).Int64("update_id", d.UpdateID).Msg("skip an unreadable kept message")
+			b.log.Error().Err(err).Int64("update_id", d.UpdateID).Msg("drop an unreadable kept message")
+			_ = b.store.ForgetDeferredUpdate(ctx, d.UpdateID)
 			continue
 		}
-		b.routeMessage(ctx, 0, u.Message)
+		u.ID = d.UpdateID
+		b.handleUpdate(ctx, b.bot, &u)
 	}
 	if len(deferred) > 0 {
-		b.log.Info().Int("messages", len(deferred)).Msg("handling messages kept during the last drain")
+		b.log.Info().Int("messages", len(deferred)).Msg("handling messages the previous run received but did not handle")
 	}
 }
 

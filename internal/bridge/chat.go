@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-telegram/bot/models"
@@ -56,6 +57,8 @@ type chat struct {
 	rec       state.Chat
 	haveRec   bool
 	sess      *runner.Session
+	live      atomic.Pointer[runner.Session] // sess, readable off the actor
+	dead      atomic.Bool                    // abandoned (tests simulate a crash)
 	events    <-chan runner.Event
 	turn      *turn
 	approvals map[string]*approval // by token
@@ -173,7 +176,7 @@ func (c *chat) run(ctx context.Context) {
 		hardStop    <-chan time.Time
 		interrupted bool
 	)
-	for {
+	for !c.dead.Load() {
 		if stopping && !c.busy() {
 			c.closeSession()
 			return
@@ -186,8 +189,14 @@ func (c *chat) run(ctx context.Context) {
 				c.events = nil
 				continue
 			}
+			if c.dead.Load() {
+				return
+			}
 			c.safely("event", func() { c.onEvent(ev) })
 		case now := <-tick.C:
+			if c.dead.Load() {
+				return
+			}
 			c.safely("tick", func() { c.onTick(now) })
 			if iv := c.b.Config().Progress.IntervalFor(c.group); iv != interval { // reloaded
 				interval = iv
@@ -270,7 +279,7 @@ func (c *chat) closeSession() {
 }
 
 func (c *chat) drainBox() {
-	for {
+	for !c.dead.Load() {
 		c.boxMu.Lock()
 		if len(c.box) == 0 {
 			c.boxAt = time.Time{}
@@ -397,6 +406,7 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 		return nil, err
 	}
 	c.sess, c.events = sess, sess.Events()
+	c.live.Store(sess)
 	c.rec.SessionID = string(sess.ID())
 	c.rec.PermissionMode = string(mode)
 	c.rec.Model = model

@@ -72,6 +72,7 @@ func (c *chat) newSession(replyTo int) {
 	if old := c.sess; old != nil {
 		events := c.events
 		c.sess, c.events = nil, nil
+		c.live.Store(nil)
 		for _, a := range c.approvals {
 			c.closeApproval(a, "withdrawn", render.DecisionWithdrawn, nil, "/new")
 		}

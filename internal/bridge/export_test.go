@@ -7,7 +7,8 @@ import (
 )
 
 // Crash abandons the bridge the way a SIGKILL of the daemon would: chats
-// stop without draining, CLI processes are killed, nothing is flushed.
+// stop handling their mailboxes, CLI processes are killed, nothing is
+// flushed.
 func (b *Bridge) Crash() {
 	b.draining.Store(true)
 	b.mu.Lock()
@@ -17,15 +18,10 @@ func (b *Bridge) Crash() {
 	}
 	b.mu.Unlock()
 	for _, c := range chats {
-		done := make(chan struct{})
-		c.post(item{fn: func() {
-			if c.sess != nil {
-				c.sess.Kill()
-			}
-			close(done)
-			select {} // the actor dies with the "process"
-		}})
-		<-done
+		c.dead.Store(true)
+		if s := c.live.Load(); s != nil {
+			s.Kill()
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -49,4 +45,30 @@ func (b *Bridge) ChatPID(key state.ChatKey) int {
 		pid <- c.sess.PID()
 	}})
 	return <-pid
+}
+
+// BlockChat makes a chat's actor busy until release is called, as a slow
+// CLI start would; messages routed meanwhile wait in its mailbox.
+func (b *Bridge) BlockChat(key state.ChatKey) (release func()) {
+	c := b.chat(key, false)
+	started, unblock := make(chan struct{}), make(chan struct{})
+	c.post(item{fn: func() {
+		close(started)
+		<-unblock
+	}})
+	<-started
+	return func() { close(unblock) }
+}
+
+// MailboxLen is the number of items waiting in a chat's mailbox.
+func (b *Bridge) MailboxLen(key state.ChatKey) int {
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	c.boxMu.Lock()
+	defer c.boxMu.Unlock()
+	return len(c.box)
 }

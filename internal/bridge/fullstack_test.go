@@ -765,3 +765,26 @@ func TestPhotoAndFileReachClaude(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "remember the milk", string(got))
 }
+
+func TestCrashBeforeAMessageIsHandledLosesNothing(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t)
+	warm := r.say(chat, alice, "first")
+	r.finalAnswer(chat, warm.ID, "echo: first")
+	release := r.b.BlockChat(key)
+	in := r.say(chat, alice, "caught by the crash")
+	require.Eventually(t, func() bool { return r.b.MailboxLen(key) == 1 }, wait, 10*time.Millisecond,
+		"routed into the chat's mailbox, not yet handled")
+	r.crash() // go-telegram/bot has already confirmed the update to Telegram
+	release()
+	r.start()
+	r.finalAnswer(chat, in.ID, "echo: caught by the crash")
+	n := 0
+	for _, c := range r.claude.API.ModelCalls() {
+		if c.LastPrompt() == "caught by the crash" {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "handled once, after the restart")
+}

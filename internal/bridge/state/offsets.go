@@ -69,15 +69,17 @@ func (s *Store) HandledUpdatesAbove(ctx context.Context, offset int64) ([]int64,
 	return ids, rows.Err()
 }
 
-// DeferredUpdate is a Telegram update kept for the next start.
+// DeferredUpdate is a Telegram message update kept until it is handled.
 type DeferredUpdate struct {
 	UpdateID int64
 	Payload  []byte // the update as the Bot API sent it
 }
 
-// DeferUpdate keeps an update that arrived during a drain, so the next
-// start handles it: go-telegram/bot confirms updates to Telegram before they
-// are handled, so Telegram will not send it again.
+// DeferUpdate keeps a message update until ForgetDeferredUpdate: it is
+// written when the update is routed, so an update that a crash or a drain
+// catches before its chat handled it is handled by the next start.
+// go-telegram/bot confirms updates to Telegram before they are handled, so
+// Telegram itself would not send it again.
 func (s *Store) DeferUpdate(ctx context.Context, u DeferredUpdate) error {
 	if _, err := s.exec(ctx, `INSERT OR IGNORE INTO deferred_updates (update_id, payload, created_at) VALUES (?, ?, ?)`,
 		u.UpdateID, u.Payload, s.orNow(time.Time{}).UnixNano()); err != nil {
@@ -86,32 +88,28 @@ func (s *Store) DeferUpdate(ctx context.Context, u DeferredUpdate) error {
 	return nil
 }
 
-// TakeDeferredUpdates returns the deferred updates in id order and forgets
-// them: the caller handles them now.
-func (s *Store) TakeDeferredUpdates(ctx context.Context) ([]DeferredUpdate, error) {
-	var out []DeferredUpdate
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT update_id, payload FROM deferred_updates ORDER BY update_id`)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var u DeferredUpdate
-			if err := rows.Scan(&u.UpdateID, &u.Payload); err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, u)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM deferred_updates`)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("take deferred updates: %w", err)
+// ForgetDeferredUpdate drops a kept update once it was handled.
+func (s *Store) ForgetDeferredUpdate(ctx context.Context, id int64) error {
+	if _, err := s.exec(ctx, `DELETE FROM deferred_updates WHERE update_id = ?`, id); err != nil {
+		return fmt.Errorf("forget deferred update %d: %w", id, err)
 	}
-	return out, nil
+	return nil
+}
+
+// DeferredUpdates returns the kept updates in id order.
+func (s *Store) DeferredUpdates(ctx context.Context) ([]DeferredUpdate, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT update_id, payload FROM deferred_updates ORDER BY update_id`)
+	if err != nil {
+		return nil, fmt.Errorf("read deferred updates: %w", err)
+	}
+	defer rows.Close()
+	var out []DeferredUpdate
+	for rows.Next() {
+		var u DeferredUpdate
+		if err := rows.Scan(&u.UpdateID, &u.Payload); err != nil {
+			return nil, fmt.Errorf("read deferred updates: %w", err)
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
 }
