@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -509,31 +508,10 @@ func (d *daemon) say(user tgfake.UserID, text string) tgfake.Message {
 // the chat.
 func (d *daemon) waitBot(chat tgfake.ChatID, what string, pred func(tgfake.Message) bool) tgfake.Message {
 	d.t.Helper()
-	var found tgfake.Message
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	sn, err := d.tg.Await(ctx, func(sn *tgfake.Snapshot) bool {
-		for _, m := range sn.BotMessages(chat) {
-			if pred(m) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	if err != nil {
-		d.t.Fatalf("no %s: %v; chat:%s", what, err, dumpChat(sn, chat))
-	}
-	return found
+	return d.tg.WaitForBotMessage(wait, chat, what, pred)
 }
 
-func dumpChat(sn *tgfake.Snapshot, chat tgfake.ChatID) string {
-	var b strings.Builder
-	for _, m := range sn.Messages(chat) {
-		fmt.Fprintf(&b, "\n#%d bot=%v reply=%d edits=%d kb=%v: %q", m.ID, m.FromBot, m.ReplyTo, m.EditCount, m.Keyboard, m.Text)
-	}
-	return b.String()
-}
+func dumpChat(sn *tgfake.Snapshot, chat tgfake.ChatID) string { return sn.Dump(chat) }
 
 // isFinal reports whether m is a final answer to msg: a reply with the
 // footer's clock and no buttons.
@@ -541,16 +519,7 @@ func isFinal(m tgfake.Message, to tgfake.MessageID) bool {
 	return m.ReplyTo == to && len(m.Keyboard) == 0 && strings.Contains(m.Text, "⏱")
 }
 
-func buttonData(m tgfake.Message, label string) string {
-	for _, row := range m.Keyboard {
-		for _, b := range row {
-			if strings.Contains(b.Text, label) {
-				return b.CallbackData
-			}
-		}
-	}
-	return ""
-}
+func buttonData(m tgfake.Message, label string) string { return m.ButtonData(label) }
 
 // procInfo is a process found under /proc.
 type procInfo struct {

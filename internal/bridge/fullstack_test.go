@@ -213,29 +213,10 @@ func (r *rig) say(chat tgfake.ChatID, user tgfake.UserID, text string) tgfake.Me
 	return r.tg.UserSends(chat, tgfake.User{ID: user, FirstName: "U"}, text)
 }
 
-// botReplyTo waits for a bot message replying to msg that satisfies pred.
+// waitBot waits for a bot message in chat that satisfies pred.
 func (r *rig) waitBot(chat tgfake.ChatID, what string, pred func(tgfake.Message) bool) tgfake.Message {
 	r.t.Helper()
-	var found tgfake.Message
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	sn, err := r.tg.Await(ctx, func(sn *tgfake.Snapshot) bool {
-		for _, m := range sn.BotMessages(chat) {
-			if pred(m) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	if err != nil {
-		var dump strings.Builder
-		for _, m := range sn.Messages(chat) {
-			fmt.Fprintf(&dump, "\n#%d bot=%v reply=%d edits=%d kb=%v: %q", m.ID, m.FromBot, m.ReplyTo, m.EditCount, m.Keyboard, m.Text)
-		}
-		r.t.Fatalf("no %s: %v; chat:%s", what, err, dump.String())
-	}
-	return found
+	return r.tg.WaitForBotMessage(wait, chat, what, pred)
 }
 
 func (r *rig) finalAnswer(chat tgfake.ChatID, to tgfake.MessageID, contains string) tgfake.Message {
@@ -245,16 +226,7 @@ func (r *rig) finalAnswer(chat tgfake.ChatID, to tgfake.MessageID, contains stri
 	})
 }
 
-func buttonData(m tgfake.Message, label string) string {
-	for _, row := range m.Keyboard {
-		for _, b := range row {
-			if strings.Contains(b.Text, label) {
-				return b.CallbackData
-			}
-		}
-	}
-	return ""
-}
+func buttonData(m tgfake.Message, label string) string { return m.ButtonData(label) }
 
 func (r *rig) approvalMessage(chat tgfake.ChatID, contains string) tgfake.Message {
 	r.t.Helper()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -210,4 +211,36 @@ func lastCall(sn *Snapshot) string {
 	}
 	c := sn.Calls[len(sn.Calls)-1]
 	return fmt.Sprintf("%s chat=%d status=%d %q", c.Method, c.Chat, c.Status, c.Description)
+}
+
+// Dump renders a chat's messages one per line, for test failure messages.
+func (sn *Snapshot) Dump(chat ChatID) string {
+	var b strings.Builder
+	for _, m := range sn.Messages(chat) {
+		fmt.Fprintf(&b, "\n#%d bot=%v reply=%d edits=%d kb=%v: %q", m.ID, m.FromBot, m.ReplyTo, m.EditCount, m.Keyboard, m.Text)
+	}
+	return b.String()
+}
+
+// WaitForBotMessage waits until a bot message in chat satisfies pred and
+// returns it; on timeout it fails the test, naming what was awaited and
+// dumping the chat. Call it from the test goroutine.
+func (s *Server) WaitForBotMessage(timeout time.Duration, chat ChatID, what string, pred func(Message) bool) Message {
+	s.t.Helper()
+	var found Message
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	sn, err := s.Await(ctx, func(sn *Snapshot) bool {
+		for _, m := range sn.BotMessages(chat) {
+			if pred(m) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		s.t.Fatalf("tgfake: no %s: %v; chat:%s", what, err, sn.Dump(chat))
+	}
+	return found
 }

@@ -1,6 +1,7 @@
 package tgfake
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -227,4 +228,17 @@ func (c *ManualClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// ButtonData returns the callback data of the first button whose text
+// contains label, or "" if there is none.
+func (m Message) ButtonData(label string) string {
+	for _, row := range m.Keyboard {
+		for _, b := range row {
+			if strings.Contains(b.Text, label) {
+				return b.CallbackData
+			}
+		}
+	}
+	return ""
 }
