@@ -611,8 +611,8 @@ func TestApprovalTimeoutAndWithdrawal(t *testing.T) {
 func TestCommands(t *testing.T) {
 	chat := tgfake.ChatID(alice)
 	r := newRig(t)
-	in := r.say(chat, alice, "hello")
-	r.finalAnswer(chat, in.ID, "echo: hello")
+	in := r.say(chat, alice, "remember PINEAPPLE")
+	r.finalAnswer(chat, in.ID, "echo: remember PINEAPPLE")
 
 	st := r.say(chat, alice, "/status")
 	status := r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
@@ -632,7 +632,8 @@ func TestCommands(t *testing.T) {
 	second := r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)})
 	assert.NotEqual(t, first, second, "/new starts a fresh session")
 	calls := r.claude.API.ModelCalls()
-	assert.False(t, calls[len(calls)-1].AnyUserContains("hello\n") || calls[len(calls)-1].AnyUserContains(`"hello"`), "the fresh session has no history")
+	require.True(t, calls[0].AnyUserContains("PINEAPPLE"))
+	assert.False(t, calls[len(calls)-1].AnyUserContains("PINEAPPLE"), "the fresh session has no history")
 
 	hp := r.say(chat, alice, "/help")
 	r.waitBot(chat, "help", func(m tgfake.Message) bool { return m.ReplyTo == hp.ID && strings.Contains(m.Text, "/cancel") })

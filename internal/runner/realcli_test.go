@@ -59,14 +59,7 @@ func newRealSession(t *testing.T, mutate func(*Config), opts ...claudetest.Optio
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	s, err := NewSession(cfg, "", false, 0)
-	require.NoError(t, err)
-	log := collect(s)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-		defer cancel()
-		_ = s.Close(ctx)
-	})
+	s, log := startSession(t, cfg)
 	return &realRig{env: env, s: s, log: log}
 }
 

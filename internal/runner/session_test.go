@@ -101,6 +101,13 @@ func newFakeSession(t *testing.T, script fakeScript, mutate func(*Config)) (*Ses
 	if mutate != nil {
 		mutate(&cfg)
 	}
+	return startSession(t, cfg)
+}
+
+// startSession creates a session from cfg, collects its events and closes
+// it when the test ends.
+func startSession(t *testing.T, cfg Config) (*Session, *eventLog) {
+	t.Helper()
 	s, err := NewSession(cfg, "", false, 0)
 	require.NoError(t, err)
 	log := collect(s)

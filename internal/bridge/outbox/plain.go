@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/untether/untether/internal/render"
 )
 
 // telegramTags are the tags Telegram's HTML parse mode supports. Only these
@@ -134,16 +136,6 @@ func attr(attrs, key string) string {
 	return v
 }
 
-// utf16Len is Telegram's length measure (conservatively: some live probes
-// count code points, which is never more).
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
-
 // splitText cuts plain text into chunks of at most limit UTF-16 units,
 // preferring a line break, then a space, in the second half of each chunk.
 // Chunks are exact substrings; blank ones are dropped because Telegram
@@ -155,7 +147,7 @@ func splitText(s string, limit int) []string {
 			out = append(out, chunk)
 		}
 	}
-	for utf16Len(s) > limit {
+	for render.UTF16Len(s) > limit {
 		cut, units := 0, 0
 		for cut < len(s) {
 			r, size := utf8.DecodeRuneInString(s[cut:])

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/untether/untether/internal/render"
 )
 
 func TestPlainText(t *testing.T) {
@@ -55,7 +57,7 @@ func TestSplitText(t *testing.T) {
 			got := splitText(tt.in, tt.limit)
 			assert.Equal(t, tt.want, got)
 			for _, c := range got {
-				assert.LessOrEqual(t, utf16Len(c), tt.limit)
+				assert.LessOrEqual(t, render.UTF16Len(c), tt.limit)
 			}
 		})
 	}
@@ -65,7 +67,7 @@ func TestSplitTextKeepsEverything(t *testing.T) {
 	in := strings.Repeat("word ", 3000) + strings.Repeat("x", 9000)
 	var b strings.Builder
 	for _, c := range splitText(in, DefaultSplitLimit) {
-		assert.LessOrEqual(t, utf16Len(c), DefaultSplitLimit)
+		assert.LessOrEqual(t, render.UTF16Len(c), DefaultSplitLimit)
 		b.WriteString(c)
 	}
 	assert.Equal(t, in, b.String())
