@@ -166,6 +166,9 @@ func (c *chat) run(ctx context.Context) {
 	interval := c.b.Config().Progress.IntervalFor(c.group)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	// The ticker only runs while there is something to refresh (a turn's
+	// progress, typing, approval deadlines): an idle chat costs no wakeups.
+	ticking := true
 	// A drain (stop) lets the running turn finish, answers included, with
 	// the chat fully working (button presses still arrive). When the drain
 	// time is up the turn is interrupted, and if even that does not end it,
@@ -180,6 +183,14 @@ func (c *chat) run(ctx context.Context) {
 		if stopping && !c.busy() {
 			c.closeSession()
 			return
+		}
+		if active := c.needsTick(); active != ticking {
+			ticking = active
+			if active {
+				tick.Reset(interval)
+			} else {
+				tick.Stop()
+			}
 		}
 		select {
 		case <-c.notify:
@@ -218,6 +229,11 @@ func (c *chat) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// needsTick reports whether onTick has anything to do.
+func (c *chat) needsTick() bool {
+	return len(c.approvals) > 0 || (c.turn != nil && !c.turn.done)
 }
 
 // busy reports whether a turn or an approval is still open.
