@@ -1,5 +1,5 @@
 # Convenience targets; each is one command from the README.
-.PHONY: build test bench run
+.PHONY: build test flakes bench run
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -10,6 +10,11 @@ build:
 
 test:
 	scripts/test.sh
+
+# Every fast package 10 times shuffled, the real-CLI ones 3 times; lists each
+# test that failed at least once.
+flakes:
+	scripts/flakes.sh
 
 bench:
 	go test -run '^$$' -bench . -benchtime 20x ./internal/runner ./internal/render ./internal/bridge/outbox ./internal/bridge/state

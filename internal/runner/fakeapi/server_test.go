@@ -514,29 +514,42 @@ func TestWaitForRequestsHonoursContext(t *testing.T) {
 	assert.Empty(t, reqs)
 
 	// A waiter already blocked is woken by a request arriving.
-	done := make(chan []Request, 1)
+	type waited struct {
+		reqs []Request
+		err  error
+	}
+	done := make(chan waited, 1)
 	go func() {
 		r, err := s.WaitForRequests(waitCtx(t), 2)
-		assert.NoError(t, err)
-		done <- r
+		done <- waited{r, err}
 	}()
 	post(t, s.URL(), userBody(false, "a"))
 	post(t, s.URL(), "not json")
-	assert.Len(t, <-done, 2)
+	w := <-done
+	require.NoError(t, w.err)
+	assert.Len(t, w.reqs, 2)
 
-	// The bad request above is logged but is not a model call.
+	// The bad request above is logged but is not a model call. The request
+	// is logged before its response is written, so WaitForModelCalls can
+	// return while the POST is still in flight: the goroutine's outcome is
+	// collected before the test returns (and the server closes), never
+	// asserted on after it.
+	posted := make(chan error, 1)
 	go func() {
 		// Not post: require must not be called off the test goroutine.
 		resp, err := http.Post(s.URL()+"/v1/messages", "application/json", strings.NewReader(userBody(false, "c")))
-		if assert.NoError(t, err) {
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
+		posted <- err
 	}()
 	calls, err := s.WaitForModelCalls(waitCtx(t), 2)
 	require.NoError(t, err)
 	require.Len(t, calls, 2)
 	assert.Equal(t, "a", calls[0].LastPrompt())
 	assert.Equal(t, "c", calls[1].LastPrompt())
+	require.NoError(t, <-posted, "the model call completes")
 }
 
 func TestEndpoints(t *testing.T) {
