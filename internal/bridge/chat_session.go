@@ -1,0 +1,152 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
+)
+
+// closeSession ends the session's process, handling its last events.
+func (c *chat) closeSession() {
+	if c.sess == nil {
+		return
+	}
+	sess := c.sess
+	closed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*c.b.Config().Claude.StopTimeout.Std())
+		defer cancel()
+		closed <- sess.Close(ctx)
+	}()
+	for {
+		select {
+		case ev, ok := <-c.events:
+			if !ok {
+				c.events = nil
+				continue
+			}
+			c.safely("event", func() { c.onEvent(ev) })
+		case err := <-closed:
+			if err != nil {
+				c.log.Warn().Err(err).Msg("close session")
+			}
+			if c.events != nil {
+				for ev := range c.events {
+					c.safely("event", func() { c.onEvent(ev) })
+				}
+			}
+			return
+		}
+	}
+}
+
+func (c *chat) record() state.Chat {
+	if !c.haveRec {
+		rec, err := c.b.store.GetChat(c.ctx(), c.key)
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			c.log.Error().Err(err).Msg("read chat state")
+		}
+		rec.Key = c.key
+		c.rec, c.haveRec = rec, true
+	}
+	return c.rec
+}
+
+func (c *chat) saveRecord() {
+	c.rec.LastActive = time.Now()
+	if err := c.b.store.PutChat(c.ctx(), c.rec); err != nil {
+		c.log.Error().Err(err).Msg("save chat state")
+	}
+}
+
+func (c *chat) ensureSession() (*runner.Session, error) {
+	if c.sess != nil {
+		return c.sess, nil
+	}
+	cfg := c.b.Config()
+	rec := c.record()
+	mode := runner.PermissionMode(cfg.Claude.PermissionMode)
+	if rec.PermissionMode != "" {
+		mode = runner.PermissionMode(rec.PermissionMode)
+	}
+	model := cfg.Claude.Model
+	if rec.Model != "" {
+		model = rec.Model
+	}
+	workdir := cfg.Claude.Workdir
+	if rec.Workdir != "" {
+		workdir = rec.Workdir
+	}
+	env := map[string]string{}
+	for k, v := range cfg.Claude.Env {
+		env[k] = v
+	}
+	if cfg.Claude.Home != "" {
+		env["HOME"] = cfg.Claude.Home
+	}
+	sess, err := runner.NewSession(runner.Config{
+		Binary: cfg.Claude.Binary, Workdir: workdir, PermissionMode: mode, Model: model,
+		ExtraArgs: cfg.Claude.ExtraArgs, Env: env, InheritEnv: c.b.opts.InheritEnv,
+		IncludePartialMessages: true,
+		IdleTimeout:            cfg.Claude.IdleTimeout.Std(), StopTimeout: cfg.Claude.StopTimeout.Std(),
+		Pool: c.b.opts.Pool, Logger: c.log,
+	}, runner.SessionID(rec.SessionID), rec.SessionID != "", 0)
+	if err != nil {
+		return nil, err
+	}
+	c.sess, c.events = sess, sess.Events()
+	c.live.Store(sess)
+	c.rec.SessionID = string(sess.ID())
+	c.rec.PermissionMode = string(mode)
+	c.rec.Model = model
+	c.rec.Workdir = workdir
+	c.saveRecord()
+	c.log = c.b.log.With().Str("chat", c.key.String()).Str("session", string(sess.ID())).Logger()
+	return sess, nil
+}
+
+// prewarm starts this chat's CLI before its first message (off the actor:
+// the start waits for the spawn limiter).
+func (c *chat) prewarm() {
+	sess, err := c.ensureSession()
+	if err != nil {
+		c.log.Warn().Err(err).Msg("prewarm session")
+		return
+	}
+	go func() {
+		if err := sess.Prewarm(c.ctx()); err != nil {
+			c.log.Info().Err(err).Msg("prewarm CLI")
+		}
+	}()
+}
+
+func (c *chat) sendToClaude(text string, msgID int) {
+	c.send(runner.UserInput{Text: text}, msgID)
+}
+
+func (c *chat) send(input runner.UserInput, msgID int) {
+	sess, err := c.ensureSession()
+	if err != nil {
+		c.log.Error().Err(err).Msg("create session")
+		c.reply("⚠️ Could not start Claude: "+render.EscapeHTML(err.Error()), msgID)
+		return
+	}
+	if c.turn == nil || c.turn.done {
+		c.startTurn(msgID)
+	}
+	uuid, err := sess.Send(c.ctx(), input)
+	if err != nil {
+		c.log.Error().Err(err).Msg("send message to Claude")
+		c.reply("⚠️ Could not send your message to Claude: "+render.EscapeHTML(err.Error()), msgID)
+		if c.turn != nil && !c.turn.done && c.turn.view.Steps == 0 {
+			c.finishProgress(c.turn, true)
+			c.turn = nil
+		}
+		return
+	}
+	c.userMsgs[uuid] = msgID
+}

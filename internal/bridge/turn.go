@@ -1,0 +1,259 @@
+package bridge
+
+import (
+	"context"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
+)
+
+// turn is the bridge's side of one CLI turn: its progress message.
+type turn struct {
+	view        *render.Turn
+	progress    *outbox.Message
+	progressID  state.MessageID
+	cancelToken string
+	replyTo     int
+	lastFP      uint64
+	lastRender  time.Time
+	done        bool
+	cancelled   bool
+}
+
+// progressShowAfter is how long a turn runs before it gets a progress
+// message. A quick answer then costs one message (plus the typing
+// indicator, sent at once) instead of a progress message, its edits and
+// the answer; anything slower shows its progress within about a second.
+const progressShowAfter = 800 * time.Millisecond
+
+// startTurn begins tracking a turn; the typing indicator is the immediate
+// feedback, the progress message follows if the turn takes a while.
+func (c *chat) startTurn(replyTo int) {
+	now := time.Now()
+	t := &turn{view: render.NewTurn(now), cancelToken: newToken(), replyTo: replyTo}
+	c.b.registerButton(t.cancelToken, c.key)
+	if c.sess != nil {
+		t.view.Model, t.view.Mode = c.sess.Model(), c.sess.PermissionMode()
+	}
+	c.turn = t
+	if c.b.Config().Progress.Typing {
+		c.b.out.Typing(c.ctx(), c.outKey)
+	}
+	// On time, not on the next tick: a streamed answer should be visible
+	// within about a second of the model starting.
+	time.AfterFunc(progressShowAfter, func() {
+		c.post(item{fn: func() {
+			if c.turn == t && !t.done && t.progress == nil {
+				c.showProgress(t, time.Now())
+			}
+		}})
+	})
+}
+
+// showProgress sends the turn's progress message.
+func (c *chat) showProgress(t *turn, now time.Time) {
+	html, kb := render.RenderProgress(t.view, c.progressOptions(t, now))
+	t.progress = c.b.out.Send(c.ctx(), c.outKey, outbox.Low, outbox.Content{Text: html, Keyboard: kb},
+		outbox.SendOptions{ReplyTo: outbox.MessageID(t.replyTo), Silent: true, Tag: "progress"})
+	t.lastFP, t.lastRender = t.view.Fingerprint(), now
+	// The live record is written as soon as the message exists, off the
+	// actor, so a crash right after the send still leaves a record for the
+	// next start to reconcile; the actor then learns the id.
+	key, progress := c.key, t.progress
+	go func() {
+		res, err := progress.Sent().Wait(context.WithoutCancel(c.b.runCtx))
+		if err != nil {
+			return
+		}
+		id := state.MessageID(res.MessageID)
+		if err := c.b.store.AddLive(c.ctx(), state.LiveMessage{Key: key, MessageID: id,
+			Kind: state.LiveProgress, Ref: t.cancelToken, CreatedAt: now}); err != nil {
+			c.log.Error().Err(err).Msg("record live progress message")
+		}
+		c.post(item{fn: func() {
+			t.progressID = id
+			if t.done { // finished before the record landed
+				_ = c.b.store.RemoveLive(c.ctx(), key, id)
+			}
+		}})
+	}()
+}
+
+func (c *chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
+	cfg := c.b.Config()
+	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now}
+	if !t.done {
+		o.CancelData = callbackData(btnCancel, t.cancelToken, 0)
+	}
+	return o
+}
+
+func (c *chat) onTick(now time.Time) {
+	t := c.turn
+	if t != nil && !t.done {
+		switch {
+		case t.progress == nil:
+			if now.Sub(t.view.StartedAt) >= progressShowAfter {
+				c.showProgress(t, now)
+			}
+		// Re-render on change, and every few seconds anyway so the elapsed
+		// clock moves during a long tool call.
+		case t.view.Fingerprint() != t.lastFP || now.Sub(t.lastRender) >= 5*time.Second:
+			c.renderProgress(t, now)
+		}
+		if c.b.Config().Progress.Typing && t.view.PendingApprovals() == 0 {
+			c.b.out.Typing(c.ctx(), c.outKey)
+		}
+	}
+	for _, a := range c.approvals {
+		if now.After(a.deadline) {
+			c.expireApproval(a)
+		}
+	}
+}
+
+func (c *chat) renderProgress(t *turn, now time.Time) {
+	html, kb := render.RenderProgress(t.view, c.progressOptions(t, now))
+	c.b.out.Edit(c.ctx(), t.progress, outbox.Low, outbox.Content{Text: html, Keyboard: kb})
+	t.lastFP, t.lastRender = t.view.Fingerprint(), now
+}
+
+// finishProgress shows the turn's final state in (or deletes) its progress
+// message and forgets it as live.
+func (c *chat) finishProgress(t *turn, failed bool) {
+	t.done = true
+	c.b.forgetButton(t.cancelToken)
+	if t.progress == nil {
+		return // the turn ended before it needed one
+	}
+	now := time.Now()
+	if c.b.Config().Progress.OnFinish == "delete" && !failed {
+		c.b.out.Delete(c.ctx(), t.progress, outbox.Low)
+	} else {
+		html := render.RenderProgressFinal(t.view, c.progressOptions(t, now))
+		c.b.out.Edit(c.ctx(), t.progress, outbox.Low, outbox.Content{Text: html})
+	}
+	if t.progressID != 0 {
+		if err := c.b.store.RemoveLive(c.ctx(), c.key, t.progressID); err != nil {
+			c.log.Error().Err(err).Msg("forget live progress message")
+		}
+	}
+}
+
+func (c *chat) onEvent(ev runner.Event) {
+	now := time.Now()
+	switch e := ev.(type) {
+	case runner.MessageLifecycle:
+		if e.State == runner.MessageStarted {
+			c.started = e.UUID
+		}
+	case runner.TurnStarted:
+		if c.turn == nil || c.turn.done {
+			c.startTurn(c.userMsgs[c.started])
+		}
+		if string(e.SessionID) != c.rec.SessionID && e.SessionID != "" {
+			c.rec.SessionID = string(e.SessionID)
+			c.saveRecord()
+		}
+	case runner.ApprovalRequested:
+		c.requestApproval(e)
+	case runner.ApprovalWithdrawn:
+		if tok, ok := c.byRequest[e.RequestID]; ok {
+			c.closeApproval(c.approvals[tok], state.DecisionWithdrawn, render.DecisionWithdrawn, nil, "")
+		}
+	case runner.SessionRestarted:
+		c.rec.SessionID = string(e.Current)
+		c.saveRecord()
+		c.reply("ℹ️ The previous conversation could not be resumed, so Claude started a new session.", 0)
+	case runner.ProcessExited:
+		c.onExit(e)
+		return
+	}
+	if c.turn != nil && !c.turn.done {
+		c.turn.view.Apply(ev, now)
+	}
+	if tc, ok := ev.(runner.TurnCompleted); ok {
+		c.onTurnCompleted(tc)
+	}
+	c.updateCounts()
+}
+
+func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
+	t := c.turn
+	replyTo := 0
+	if t != nil {
+		replyTo = t.replyTo
+	}
+	for _, u := range tc.Messages {
+		if id, ok := c.userMsgs[u]; ok {
+			replyTo = id
+			break
+		}
+	}
+	for _, u := range tc.Messages {
+		delete(c.userMsgs, u)
+	}
+	// A result the CLI wrote for a notification it folded into another
+	// (no model call, no text) carries nothing to show.
+	silent := tc.NumTurns == 0 && tc.Answer == "" && tc.Origin != "" && tc.OK
+	if !silent {
+		model := ""
+		if t != nil {
+			model = t.view.Model
+		}
+		chunks := render.RenderFinal(tc, render.FinalMeta{Duration: tc.Duration, CostUSD: tc.CostUSD,
+			ContextPercent: tc.ContextPercent, Model: model})
+		for i, chunk := range chunks {
+			opts := outbox.SendOptions{Tag: tagFinal}
+			if i == 0 {
+				opts.ReplyTo = outbox.MessageID(replyTo)
+			}
+			c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: chunk}, opts)
+		}
+	}
+	if t != nil && !t.done {
+		c.finishProgress(t, !tc.OK)
+	}
+	rec := state.TurnRecord{Key: c.key, SessionID: string(tc.SessionID), Duration: tc.Duration, CostUSD: tc.CostUSD,
+		ContextPct: tc.ContextPercent, OK: tc.OK, TerminalReason: tc.TerminalReason}
+	if t != nil {
+		rec.StartedAt = t.view.StartedAt
+	}
+	if err := c.b.store.RecordTurn(c.ctx(), rec); err != nil {
+		c.log.Error().Err(err).Msg("record turn")
+	}
+	c.rec.CostUSD += tc.CostUSD
+	c.rec.Turns++
+}
+
+func (c *chat) onExit(e runner.ProcessExited) {
+	t := c.turn
+	if t != nil && !t.done {
+		t.view.Apply(e, time.Now())
+		if !e.Requested || t.cancelled {
+			c.reply(render.RenderCrash(e), t.replyTo)
+		}
+		c.finishProgress(t, true)
+	}
+	c.updateCounts()
+}
+
+// cancelTurn interrupts the running turn off the actor: Interrupt waits for
+// the turn to end, which needs the actor to keep consuming events.
+func (c *chat) cancelTurn() {
+	sess := c.sess
+	if sess == nil {
+		return
+	}
+	if c.turn != nil {
+		c.turn.cancelled = true
+	}
+	go func() {
+		if err := sess.Interrupt(c.ctx()); err != nil {
+			c.log.Warn().Err(err).Msg("interrupt")
+		}
+	}()
+}
