@@ -1,0 +1,188 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// process is one running CLI.
+type process struct {
+	cmd       *exec.Cmd
+	stdin     *os.File
+	stdout    *os.File
+	pid       int
+	resumed   bool
+	stderr    *tailBuffer
+	exited    chan struct{} // closed when cmd.Wait returned
+	waitErr   error
+	requested atomic.Bool // we asked it to stop
+	// Events are held back until the first system/init of a process started
+	// with --resume/--session-id: if the id is unusable the CLI prints a
+	// result and exits before any init, and the session recovers silently.
+	holding bool
+	held    []Event
+	sawInit bool
+	// started frees the pool's spawn slot; called on the first stdout line,
+	// on exit, or after spawnSlotHold.
+	started func()
+}
+
+// spawnSlotHold bounds how long one start-up holds a spawn slot.
+const spawnSlotHold = 10 * time.Second
+
+// ensureProcess starts a CLI process when none runs.
+func (s *Session) ensureProcess(ctx context.Context) error {
+	s.spawnMu.Lock()
+	defer s.spawnMu.Unlock()
+	s.emitMu.RLock()
+	closed := s.closed
+	s.emitMu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	s.mu.Lock()
+	if s.proc != nil {
+		s.mu.Unlock()
+		return nil
+	}
+	s.setStateLocked(StateStarting)
+	s.mu.Unlock()
+
+	err := s.spawn(ctx)
+	if err != nil {
+		s.mu.Lock()
+		s.setStateLocked(StateExited)
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func (s *Session) args(id SessionID, resume bool) []string {
+	args := []string{"-p", "--output-format", "stream-json", "--input-format", "stream-json",
+		"--verbose", "--permission-prompt-tool", "stdio", "--permission-mode", string(s.cfg.PermissionMode)}
+	if s.cfg.Model != "" {
+		args = append(args, "--model", s.cfg.Model)
+	}
+	if s.cfg.IncludePartialMessages {
+		args = append(args, "--include-partial-messages")
+	}
+	if resume {
+		args = append(args, "--resume", string(id))
+	} else {
+		args = append(args, "--session-id", string(id))
+	}
+	return append(args, s.cfg.ExtraArgs...)
+}
+
+// spawn starts a process; called with spawnMu held.
+func (s *Session) spawn(ctx context.Context) error {
+	// The spawn slot is held until the CLI has shown it is up (its first
+	// stdout line), not just until exec: start-up is ~1 CPU-second, and
+	// letting every queued CLI boot at once on a small machine makes all of
+	// them slow instead of the first ones fast.
+	release := func() {}
+	if s.cfg.Pool != nil {
+		r, err := s.cfg.Pool.acquire(ctx, s)
+		if err != nil {
+			return err
+		}
+		var once sync.Once
+		release = func() { once.Do(r) }
+	}
+	s.mu.Lock()
+	id, resume := s.id, s.resume
+	args := s.args(id, resume)
+	env := BuildEnv(s.cfg.InheritEnv, s.cfg.Env, s.cfg.PermissionMode, os.Geteuid())
+	s.mu.Unlock()
+
+	proc, err := s.start(args, env)
+	if err != nil {
+		release()
+		if s.cfg.Pool != nil {
+			s.cfg.Pool.processExited(s)
+		}
+		return err
+	}
+	proc.started = release
+	// A CLI that prints nothing (it waits for input) still frees the slot.
+	time.AfterFunc(spawnSlotHold, release)
+	proc.resumed = resume
+	proc.holding = true
+	s.mu.Lock()
+	s.proc = proc
+	s.resume = true // from now on this id exists (or will, once a turn ran)
+	s.setStateLocked(StateIdle)
+	s.recomputeStateLocked()
+	s.lastActive = time.Now()
+	s.mu.Unlock()
+	s.log.Info().Int("pid", proc.pid).Bool("resume", resume).Msg("CLI process started")
+	s.emit(ProcessStarted{PID: proc.pid, Resumed: resume})
+	go s.supervise(proc)
+	return nil
+}
+
+func (s *Session) start(args, env []string) (*process, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start CLI: stdin pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("start CLI: stdout pipe: %w", err)
+	}
+	cmd := exec.Command(s.cfg.Binary, args...)
+	cmd.Dir = s.cfg.Workdir
+	cmd.Env = env
+	cmd.Stdin = inR
+	// stdout is our own pipe, not StdoutPipe: Wait closes StdoutPipe's read
+	// end as soon as the process exits, which can lose its last frames.
+	cmd.Stdout = outW
+	tail := &tailBuffer{max: 8 << 10}
+	cmd.Stderr = tail
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A grandchild that inherited stderr must not block Wait forever.
+	cmd.WaitDelay = s.cfg.StopTimeout
+	if err := cmd.Start(); err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("start CLI %s: %w", s.cfg.Binary, err)
+	}
+	inR.Close()
+	outW.Close()
+	return &process{cmd: cmd, stdin: inW, stdout: outR, pid: cmd.Process.Pid,
+		stderr: tail, exited: make(chan struct{})}, nil
+}
+
+// tailBuffer keeps the last max bytes written (the CLI's stderr).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}

@@ -1,0 +1,249 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// supervise reads the process's stdout, reaps it, and handles its exit.
+func (s *Session) supervise(proc *process) {
+	go func() {
+		proc.waitErr = proc.cmd.Wait()
+		close(proc.exited)
+	}()
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		s.readLoop(proc)
+	}()
+	select {
+	case <-readDone:
+		<-proc.exited
+	case <-proc.exited:
+		// Everything the CLI wrote is in the pipe; only a grandchild holding
+		// stdout can keep it open now. Give it StopTimeout, then kill the
+		// group, then stop reading.
+		select {
+		case <-readDone:
+		case <-time.After(s.cfg.StopTimeout):
+			s.log.Warn().Msg("stdout still open after CLI exit; killing its process group")
+			killGroup(proc.pid)
+			select {
+			case <-readDone:
+			case <-time.After(s.cfg.StopTimeout):
+				_ = proc.stdout.Close()
+				<-readDone
+			}
+		}
+	}
+	killGroup(proc.pid) // tools and MCP servers the CLI left behind
+	_ = proc.stdout.Close()
+	s.processGone(proc)
+}
+
+func (s *Session) readLoop(proc *process) {
+	lr := newLineReader(proc.stdout)
+	var evs []Event
+	warned := map[string]bool{}
+	defer proc.started()
+	for {
+		line, err := lr.next()
+		proc.started()
+		if err != nil {
+			return
+		}
+		if len(line) == 0 {
+			continue
+		}
+		f, derr := decodeLine(line)
+		evs = decodeEvents(s.tr, f, derr, line, evs[:0])
+		s.observe(proc, f)
+		for _, ev := range evs {
+			switch e := ev.(type) {
+			case Unknown:
+				if !warned[e.Kind] {
+					warned[e.Kind] = true
+					s.log.Warn().Str("kind", e.Kind).Err(e.Err).Int("bytes", len(e.Raw)).Msg("unknown or partly decoded CLI frame; kept raw")
+				}
+			case Warning:
+				s.log.Warn().Err(e.Err).Int("bytes", len(e.Line)).Msg("non-JSON line on CLI stdout")
+			}
+			s.deliver(proc, ev)
+		}
+	}
+}
+
+// deliver emits ev, or holds it while a resumed process has not yet shown
+// that its session id works.
+func (s *Session) deliver(proc *process, ev Event) {
+	if _, ok := ev.(TurnStarted); ok && proc.holding {
+		proc.holding = false
+		for _, h := range proc.held {
+			s.emit(h)
+		}
+		proc.held = nil
+	}
+	if proc.holding {
+		proc.held = append(proc.held, ev)
+		return
+	}
+	s.emit(ev)
+}
+
+// observe updates supervision state from a frame and answers the control
+// requests nobody else will.
+func (s *Session) observe(proc *process, f Frame) {
+	switch f := f.(type) {
+	case *ControlRequestFrame:
+		if f.Request.Subtype == "can_use_tool" {
+			s.mu.Lock()
+			s.approvals[f.RequestID] = f.Request.Input
+			s.recomputeStateLocked()
+			s.mu.Unlock()
+			return
+		}
+		// Every control request needs an answer or the CLI waits forever.
+		s.log.Info().Str("subtype", f.Request.Subtype).Msg("refusing unsupported CLI control request")
+		line, err := encodeControlError(f.RequestID, "untether does not support control request "+f.Request.Subtype)
+		if err == nil {
+			err = s.write(proc, line)
+		}
+		if err != nil {
+			s.log.Warn().Err(err).Msg("answer CLI control request")
+		}
+	case *ControlCancelFrame:
+		s.mu.Lock()
+		delete(s.approvals, f.RequestID)
+		s.recomputeStateLocked()
+		s.mu.Unlock()
+	case *ControlResponseFrame:
+		s.mu.Lock()
+		ch := s.hostReqs[f.Response.RequestID]
+		s.mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- f.Response:
+			default:
+			}
+		}
+	case *SystemFrame:
+		if f.Subtype == "init" {
+			s.mu.Lock()
+			proc.sawInit = true
+			s.turnOpen = true
+			if f.SessionID != "" && SessionID(f.SessionID) != s.id {
+				s.log.Info().Str("new_session", f.SessionID).Msg("CLI reports a different session id; adopting it")
+				s.id = SessionID(f.SessionID)
+			}
+			s.recomputeStateLocked()
+			s.mu.Unlock()
+		}
+	case *CommandLifecycleFrame:
+		if f.State == string(MessageCompleted) || f.State == string(MessageCancelled) {
+			s.mu.Lock()
+			delete(s.inflight, f.CommandUUID)
+			s.recomputeStateLocked()
+			s.mu.Unlock()
+		}
+	case *ResultFrame:
+		s.mu.Lock()
+		s.turnOpen = false
+		for _, u := range f.UserMessageUUIDs {
+			delete(s.inflight, MessageUUID(u))
+		}
+		s.lastActive = time.Now()
+		s.recomputeStateLocked()
+		s.mu.Unlock()
+	}
+}
+
+// Stderr lines that mean the session id cannot be used as asked.
+const (
+	stderrNoConversation = "No conversation found"
+	stderrIDInUse        = "already in use"
+)
+
+// processGone finalises a process that was reaped.
+func (s *Session) processGone(proc *process) {
+	exit := ProcessExited{ExitCode: proc.cmd.ProcessState.ExitCode(), StderrTail: proc.stderr.String(),
+		Requested: proc.requested.Load()}
+	if ws, ok := proc.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		exit.Signal = ws.Signal().String()
+	}
+	if s.cfg.Pool != nil {
+		s.cfg.Pool.processExited(s)
+	}
+
+	s.mu.Lock()
+	s.proc = nil
+	var withdrawn []RequestID
+	for id := range s.approvals {
+		withdrawn = append(withdrawn, id)
+	}
+	clear(s.approvals)
+	s.turnOpen = false
+	retry := !proc.sawInit && !exit.Requested && len(s.inflight) > 0 &&
+		(strings.Contains(exit.StderrTail, stderrNoConversation) || strings.Contains(exit.StderrTail, stderrIDInUse))
+	var resend [][]byte
+	oldID := s.id
+	if retry {
+		for _, line := range s.inflight {
+			resend = append(resend, line)
+		}
+		if strings.Contains(exit.StderrTail, stderrIDInUse) {
+			s.resume = true // the id exists after all
+		} else {
+			s.id, s.resume = NewSessionID(), false
+			s.log = s.cfg.Logger.With().Str("session", string(s.id)).Logger()
+		}
+	} else {
+		clear(s.inflight)
+	}
+	s.setStateLocked(StateExited)
+	s.mu.Unlock()
+
+	if retry {
+		s.log.Warn().Str("previous", string(oldID)).Str("stderr", exit.StderrTail).Msg("session could not be resumed; starting over")
+		s.retry(oldID, resend)
+		return
+	}
+	// A process that died before showing its session works: its held
+	// frames are the only record of why, so they are delivered now.
+	for _, h := range proc.held {
+		s.emit(h)
+	}
+	for _, id := range withdrawn {
+		s.emit(ApprovalWithdrawn{RequestID: id})
+	}
+	lvl := s.log.Info()
+	if !exit.Requested {
+		lvl = s.log.Warn()
+	}
+	lvl.Int("pid", proc.pid).Int("exit_code", exit.ExitCode).Str("signal", exit.Signal).Bool("requested", exit.Requested).Msg("CLI process exited")
+	s.emit(exit)
+}
+
+// retry restarts after an unusable session id and resends the messages the
+// dead process never answered.
+func (s *Session) retry(oldID SessionID, lines [][]byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := s.ensureProcess(ctx); err != nil {
+		s.log.Error().Err(err).Msg("restart after failed resume")
+		s.emit(ProcessExited{ExitCode: -1, StderrTail: err.Error()})
+		return
+	}
+	s.mu.Lock()
+	newID, proc := s.id, s.proc
+	s.mu.Unlock()
+	if newID != oldID {
+		s.emit(SessionRestarted{Previous: oldID, Current: newID, Reason: "the previous conversation was not found"})
+	}
+	for _, line := range lines {
+		if err := s.write(proc, line); err != nil {
+			s.log.Error().Err(err).Msg("resend message after restart")
+		}
+	}
+}
