@@ -61,6 +61,17 @@ type chat struct {
 	byRequest map[runner.RequestID]string
 	userMsgs  map[runner.MessageUUID]int // our message uuid → Telegram message id
 	started   runner.MessageUUID         // the message whose turn started last
+
+	// Messages on their way to the CLI (dispatch.go), and the ones it has
+	// but has not answered yet, in the order they were written, so they
+	// can be sent again if the CLI dies with them queued.
+	sends     sendQueue
+	inputs    map[runner.MessageUUID]*outgoing
+	sentOrder []runner.MessageUUID
+	// curUpdate is the update of the mailbox item being handled; a handler
+	// that finishes it later (a message handed to the CLI off the actor)
+	// takes it.
+	curUpdate int64
 }
 
 // Journal tags of the messages the bridge sends.
@@ -79,6 +90,7 @@ func newChat(b *Bridge, key state.ChatKey, group bool) *chat {
 		approvals: map[string]*approval{},
 		byRequest: map[runner.RequestID]string{},
 		userMsgs:  map[runner.MessageUUID]int{},
+		inputs:    map[runner.MessageUUID]*outgoing{},
 	}
 }
 
@@ -203,12 +215,20 @@ func (c *chat) run(ctx context.Context) {
 
 // needsTick reports whether onTick has anything to do.
 func (c *chat) needsTick() bool {
-	return len(c.approvals) > 0 || (c.turn != nil && !c.turn.done)
+	return len(c.approvals) > 0 || (c.turn != nil && !c.turn.done) || c.sends.inFlight != nil
+}
+
+// takeUpdate hands the current mailbox item's update to a handler that will
+// finish it later; drainBox then leaves it unconfirmed.
+func (c *chat) takeUpdate() int64 {
+	id := c.curUpdate
+	c.curUpdate = 0
+	return id
 }
 
 // busy reports whether a turn or an approval is still open.
 func (c *chat) busy() bool {
-	if len(c.approvals) > 0 {
+	if len(c.approvals) > 0 || c.pendingSends() > 0 {
 		return true
 	}
 	if c.turn != nil && !c.turn.done {
@@ -242,10 +262,12 @@ func (c *chat) drainBox() {
 		c.box = c.box[1:]
 		c.boxAt = time.Now() // the next item's wait starts now
 		c.boxMu.Unlock()
+		c.curUpdate = it.updateID
 		c.safely("mailbox", func() { c.handle(it) })
-		if it.updateID != 0 {
-			c.b.finishUpdate(it.updateID)
+		if c.curUpdate != 0 {
+			c.b.finishUpdate(c.curUpdate)
 		}
+		c.curUpdate = 0
 	}
 }
 

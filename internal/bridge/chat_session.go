@@ -128,9 +128,11 @@ func (c *chat) sendToClaude(text string, msgID int) {
 	c.send(runner.UserInput{Text: text}, msgID)
 }
 
+// send queues a message for Claude. The hand-over itself (which may start
+// the CLI, or wait for a live-process slot) runs off the actor; see
+// dispatch.go.
 func (c *chat) send(input runner.UserInput, msgID int) {
-	sess, err := c.ensureSession()
-	if err != nil {
+	if _, err := c.ensureSession(); err != nil {
 		c.log.Error().Err(err).Msg("create session")
 		c.reply("⚠️ Could not start Claude: "+render.EscapeHTML(err.Error()), msgID)
 		return
@@ -138,15 +140,5 @@ func (c *chat) send(input runner.UserInput, msgID int) {
 	if c.turn == nil || c.turn.done {
 		c.startTurn(msgID)
 	}
-	uuid, err := sess.Send(c.ctx(), input)
-	if err != nil {
-		c.log.Error().Err(err).Msg("send message to Claude")
-		c.reply("⚠️ Could not send your message to Claude: "+render.EscapeHTML(err.Error()), msgID)
-		if c.turn != nil && !c.turn.done && c.turn.view.Steps == 0 {
-			c.finishProgress(c.turn, true)
-			c.turn = nil
-		}
-		return
-	}
-	c.userMsgs[uuid] = msgID
+	c.enqueue(&outgoing{input: input, msgID: msgID, label: labelOf(input)})
 }

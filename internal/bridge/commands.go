@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ func (c *chat) onCommand(cmd command, m *models.Message) {
 	case "new":
 		c.newSession(m.ID)
 	case "cancel":
+		if c.cancelWaiting(m.ID) {
+			return
+		}
 		if c.turn == nil || c.turn.done {
 			c.reply("Nothing is running.", m.ID)
 			return
@@ -65,7 +69,14 @@ func (c *chat) status() string {
 	if turns, err := c.b.store.RecentTurns(c.ctx(), c.key, 1); err == nil && len(turns) > 0 {
 		info.ContextPercent = turns[0].ContextPct
 	}
-	return render.RenderStatus(info)
+	html := render.RenderStatus(info)
+	if c.waitingForSlot() {
+		html += "\n⏳ Waiting for a free Claude slot since " + render.EscapeHTML(time.Since(c.sends.since).Round(time.Second).String()) + " ago"
+	}
+	if n := c.pendingSends(); n > 0 {
+		html += fmt.Sprintf("\n📨 %d message(s) not yet handed to Claude", n)
+	}
+	return html
 }
 
 func (c *chat) newSession(replyTo int) {

@@ -46,7 +46,7 @@ func (c *chat) startTurn(replyTo int) {
 	// within about a second of the model starting.
 	time.AfterFunc(progressShowAfter, func() {
 		c.post(item{fn: func() {
-			if c.turn == t && !t.done && t.progress == nil {
+			if c.turn == t && !t.done && t.progress == nil && !c.waitingForSlot() {
 				c.showProgress(t, time.Now())
 			}
 		}})
@@ -92,8 +92,9 @@ func (c *chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
 }
 
 func (c *chat) onTick(now time.Time) {
+	c.refreshSlotNotice()
 	t := c.turn
-	if t != nil && !t.done {
+	if t != nil && !t.done && !c.waitingForSlot() {
 		switch {
 		case t.progress == nil:
 			if now.Sub(t.view.StartedAt) >= progressShowAfter {
@@ -147,9 +148,7 @@ func (c *chat) onEvent(ev runner.Event) {
 	now := time.Now()
 	switch e := ev.(type) {
 	case runner.MessageLifecycle:
-		if e.State == runner.MessageStarted {
-			c.started = e.UUID
-		}
+		c.onLifecycle(e)
 	case runner.TurnStarted:
 		if c.turn == nil || c.turn.done {
 			c.startTurn(c.userMsgs[c.started])
@@ -193,9 +192,7 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 			break
 		}
 	}
-	for _, u := range tc.Messages {
-		delete(c.userMsgs, u)
-	}
+	c.forgetSent(tc.Messages...)
 	// A result the CLI wrote for a notification it folded into another
 	// (no model call, no text) carries nothing to show.
 	silent := tc.NumTurns == 0 && tc.Answer == "" && tc.Origin != "" && tc.OK
@@ -237,6 +234,13 @@ func (c *chat) onExit(e runner.ProcessExited) {
 			c.reply(render.RenderCrash(e), t.replyTo)
 		}
 		c.finishProgress(t, true)
+	}
+	if !e.Requested {
+		c.resendQueued()
+	} else {
+		clear(c.inputs)
+		clear(c.userMsgs)
+		c.sentOrder, c.started = nil, ""
 	}
 	c.updateCounts()
 }

@@ -1,0 +1,225 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
+)
+
+// outgoing is a user message on its way to Claude. Handing it over can take
+// long: a cold start costs ~0.75 s, and when every live-process slot is
+// taken (by turns that may wait 15 minutes for an approval) the wait for a
+// slot has no bound. So it never runs on the actor: the chat keeps its
+// messages in order and hands them to a goroutine one at a time, which
+// reports back through the mailbox. Meanwhile the chat answers /status,
+// /cancel and its buttons as usual.
+type outgoing struct {
+	input    runner.UserInput
+	msgID    int   // the Telegram message it came from (0: none)
+	updateID int64 // its update, confirmed only once handed over (or answered)
+	label    string
+	resend   bool // a message re-sent after its CLI died
+	state    runner.MessageState // its fate in the CLI, once written
+	cancel   context.CancelFunc
+}
+
+// sendQueue is the chat's messages not yet written to the CLI.
+type sendQueue struct {
+	queue    []*outgoing
+	inFlight *outgoing
+	since    time.Time       // when inFlight was handed to its goroutine
+	notice   *outbox.Message // "waiting for a free slot", while shown
+	text     string          // the notice's current text
+}
+
+// slotNoticeAfter is how long a send waits for a live-process slot before
+// the user is told; a slot freed by closing an idle process comes sooner.
+const slotNoticeAfter = 700 * time.Millisecond
+
+// labelOf names a message in notices: its first words.
+func labelOf(in runner.UserInput) string {
+	const max = 40
+	text := []rune(in.Text)
+	switch {
+	case len(text) == 0 && len(in.Images) > 0:
+		return "a photo"
+	case len(text) > max:
+		return string(text[:max]) + "…"
+	}
+	return string(text)
+}
+
+// enqueue adds a message behind the ones already waiting and starts handing
+// them over.
+func (c *chat) enqueue(o *outgoing) {
+	if o.updateID == 0 {
+		o.updateID = c.takeUpdate()
+	}
+	c.sends.queue = append(c.sends.queue, o)
+	c.pump()
+}
+
+// pump hands the next waiting message to a goroutine, unless one is
+// already on its way: the CLI must receive them in the order they came.
+func (c *chat) pump() {
+	if c.sends.inFlight != nil || len(c.sends.queue) == 0 {
+		return
+	}
+	sess, err := c.ensureSession()
+	if err != nil {
+		c.log.Error().Err(err).Msg("create session")
+		for _, o := range c.sends.queue {
+			c.reply("⚠️ Could not start Claude: "+render.EscapeHTML(err.Error()), o.msgID)
+			c.finishOutgoing(o)
+		}
+		c.sends.queue = nil
+		c.endTurnIfEmpty()
+		return
+	}
+	o := c.sends.queue[0]
+	c.sends.queue = c.sends.queue[1:]
+	ctx, cancel := context.WithCancel(c.ctx())
+	o.cancel = cancel
+	c.sends.inFlight, c.sends.since = o, time.Now()
+	go func() {
+		uuid, err := sess.Send(ctx, o.input)
+		cancel()
+		c.post(item{fn: func() { c.sendDone(sess, o, uuid, err) }})
+	}()
+	time.AfterFunc(slotNoticeAfter, func() { c.post(item{fn: c.refreshSlotNotice}) })
+}
+
+// sendDone records a message the CLI now has, or tells the user why it
+// does not, then hands over the next one.
+func (c *chat) sendDone(sess *runner.Session, o *outgoing, uuid runner.MessageUUID, err error) {
+	if c.sends.inFlight == o {
+		c.sends.inFlight = nil
+	}
+	c.clearSlotNotice()
+	defer c.pump()
+	defer c.finishOutgoing(o)
+	switch {
+	case err == nil && sess == c.sess:
+		c.userMsgs[uuid] = o.msgID
+		c.inputs[uuid] = o
+		c.sentOrder = append(c.sentOrder, uuid)
+		return
+	case err == nil:
+		// /new replaced the session while this message was on its way: the
+		// old session got it and is being closed.
+		c.reply("⚠️ This message reached the session you just replaced. Send it again to start the new one with it.", o.msgID)
+	case errors.Is(err, context.Canceled):
+		c.reply("✖️ Not sent to Claude: cancelled while it waited.", o.msgID)
+	case o.resend:
+		c.log.Error().Err(err).Msg("re-send a queued message after the CLI stopped")
+		c.reply(fmt.Sprintf("⚠️ Claude stopped before reading “%s”, and it could not be sent again: %s. Please send it again.",
+			render.EscapeHTML(o.label), render.EscapeHTML(err.Error())), o.msgID)
+	default:
+		c.log.Error().Err(err).Msg("send message to Claude")
+		c.reply(c.sendErrorText(err), o.msgID)
+	}
+	c.endTurnIfEmpty()
+}
+
+// sendErrorText explains a failed hand-over.
+func (c *chat) sendErrorText(err error) string {
+	return "⚠️ Could not send your message to Claude: " + render.EscapeHTML(err.Error())
+}
+
+// endTurnIfEmpty closes a turn opened for messages that never reached the
+// CLI, so no progress message or typing is left that nothing serves.
+func (c *chat) endTurnIfEmpty() {
+	if c.sends.inFlight != nil || len(c.sends.queue) > 0 {
+		return
+	}
+	if t := c.turn; t != nil && !t.done && t.view.Steps == 0 && (c.sess == nil || c.sess.State() != runner.StateBusy) {
+		c.finishProgress(t, true)
+		c.turn = nil
+	}
+}
+
+// finishOutgoing confirms the message's update: it is either in the CLI's
+// hands or the user has been told it is not.
+func (c *chat) finishOutgoing(o *outgoing) {
+	if o.updateID != 0 {
+		c.b.finishUpdate(o.updateID)
+		o.updateID = 0
+	}
+}
+
+// waitingForSlot reports whether the message on its way waits for a
+// live-process slot (as opposed to starting or being written).
+func (c *chat) waitingForSlot() bool {
+	pool := c.b.opts.Pool
+	if c.sends.inFlight == nil || pool == nil || c.sess == nil {
+		return false
+	}
+	return !pool.Holds(c.sess)
+}
+
+// refreshSlotNotice shows, updates or removes the "waiting for a slot"
+// notice, so a wait is never silent and never outlives its reason.
+func (c *chat) refreshSlotNotice() {
+	if !c.waitingForSlot() || time.Since(c.sends.since) < slotNoticeAfter {
+		if !c.waitingForSlot() {
+			c.clearSlotNotice()
+		}
+		return
+	}
+	st := c.b.opts.Pool.Stats()
+	text := fmt.Sprintf("⏳ Waiting for a free Claude slot (%d of %d busy: %d working, %d waiting for approval). "+
+		"Your message starts by itself when one frees; /cancel stops waiting.", st.Live, st.Max, st.Working, st.Approval)
+	if len(c.sends.queue) > 0 {
+		text += fmt.Sprintf(" %d more message(s) wait behind it, in order.", len(c.sends.queue))
+	}
+	switch {
+	case c.sends.notice == nil:
+		c.sends.notice = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: text},
+			outbox.SendOptions{ReplyTo: outbox.MessageID(c.sends.inFlight.msgID), Silent: true, Tag: "slot-wait"})
+	case text != c.sends.text:
+		c.b.out.Edit(c.ctx(), c.sends.notice, outbox.Low, outbox.Content{Text: text})
+	}
+	c.sends.text = text
+}
+
+func (c *chat) clearSlotNotice() {
+	if c.sends.notice == nil {
+		return
+	}
+	c.b.out.Delete(c.ctx(), c.sends.notice, outbox.Low)
+	c.sends.notice, c.sends.text = nil, ""
+}
+
+// cancelWaiting stops messages that have not reached the CLI yet (/cancel
+// while waiting for a slot). It reports whether there were any.
+func (c *chat) cancelWaiting(replyTo int) bool {
+	if c.sends.inFlight == nil && len(c.sends.queue) == 0 {
+		return false
+	}
+	waiting := c.waitingForSlot()
+	for _, o := range c.sends.queue {
+		c.reply("✖️ Not sent to Claude: cancelled while it waited.", o.msgID)
+		c.finishOutgoing(o)
+	}
+	c.sends.queue = nil
+	if o := c.sends.inFlight; o != nil && o.cancel != nil && waiting {
+		o.cancel() // sendDone tells the user and ends the turn
+		return true
+	}
+	c.endTurnIfEmpty()
+	return c.sends.inFlight == nil || waiting
+}
+
+// pendingSends counts messages not yet handed to the CLI.
+func (c *chat) pendingSends() int {
+	n := len(c.sends.queue)
+	if c.sends.inFlight != nil {
+		n++
+	}
+	return n
+}
