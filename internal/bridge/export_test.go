@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"time"
 
 	"github.com/untether/untether/internal/bridge/state"
 )
@@ -71,4 +72,20 @@ func (b *Bridge) MailboxLen(key state.ChatKey) int {
 	c.boxMu.Lock()
 	defer c.boxMu.Unlock()
 	return len(c.box)
+}
+
+// StalledFor is how long, at now, the chat's oldest unhandled mailbox item
+// has waited (0 when its mailbox is empty): what Healthy holds against it.
+func (b *Bridge) StalledFor(key state.ChatKey, now time.Time) time.Duration {
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	since := c.stalledSince()
+	if since.IsZero() {
+		return 0
+	}
+	return now.Sub(since)
 }

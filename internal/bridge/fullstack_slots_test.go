@@ -1,0 +1,109 @@
+package bridge_test
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/config"
+)
+
+const bob = tgfake.UserID(2001) // allowed by the rig's config
+
+func (r *rig) addPrivateChat(user tgfake.UserID, name string) tgfake.ChatID {
+	r.tg.AddChat(tgfake.Chat{ID: tgfake.ChatID(user), Type: tgfake.Private, FirstName: name})
+	return tgfake.ChatID(user)
+}
+
+func modelSaw(r *rig, text string) bool {
+	for _, c := range r.claude.API.ModelCalls() {
+		if c.AnyUserContains(text) {
+			return true
+		}
+	}
+	return false
+}
+
+// With one live slot held by a turn waiting for an approval, another chat's
+// message waits for the slot without blocking that chat: it is told why,
+// /status answers, its mailbox never stalls (so the watchdog is fed), and
+// its turn runs by itself once the slot frees, messages in order.
+func TestSlotWaitKeepsTheChatResponsive(t *testing.T) {
+	chatA := tgfake.ChatID(alice)
+	r := newRig(t, withConfig(func(c *config.Config) { c.Claude.MaxLiveProcesses = 1 }))
+	chatB := r.addPrivateChat(bob, "Bob")
+	keyB := state.ChatKey{Chat: state.ChatID(bob)}
+
+	inA := r.say(chatA, alice, "BASHRUN please")
+	apA := r.approvalMessage(chatA, "echo hi > out.txt")
+
+	inB := r.say(chatB, bob, "first from B")
+	notice := r.waitBot(chatB, "slot notice", func(m tgfake.Message) bool {
+		return m.ReplyTo == inB.ID && strings.Contains(m.Text, "Waiting for a free Claude slot (1 of 1 busy: 0 working, 1 waiting for approval)")
+	})
+	inB2 := r.say(chatB, bob, "second from B")
+	st := r.say(chatB, bob, "/status")
+	status := r.waitBot(chatB, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	assert.Contains(t, status.Text, "Waiting for a free Claude slot")
+	assert.Contains(t, status.Text, "2 message(s) not yet handed to Claude")
+
+	require.NoError(t, r.b.Healthy(time.Now()), "waiting for a slot is not a stall")
+	assert.Zero(t, r.b.StalledFor(keyB, time.Now().Add(3*time.Minute)), "B's mailbox is empty while it waits")
+	assert.False(t, modelSaw(r, "first from B"), "B has no slot yet")
+	for _, m := range r.tg.Snapshot().BotMessages(chatB) {
+		assert.NotContains(t, m.Text, "⏱", "no progress or answer while waiting: %q", m.Text)
+	}
+
+	r.tg.UserPresses(chatA, apA.ID, buttonData(apA, "Approve"))
+	r.finalAnswer(chatA, inA.ID, "The command ran.")
+	r.finalAnswer(chatB, inB.ID, "echo: first from B")
+	r.finalAnswer(chatB, inB2.ID, "second from B")
+	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+		m, ok := sn.Message(chatB, notice.ID)
+		return ok && m.Deleted
+	}) // the notice is removed once the wait is over
+	require.NoError(t, r.b.Healthy(time.Now()))
+}
+
+// /cancel stops a wait for a slot: the waiting messages never reach Claude.
+func TestCancelStopsASlotWait(t *testing.T) {
+	chatA := tgfake.ChatID(alice)
+	r := newRig(t, withConfig(func(c *config.Config) { c.Claude.MaxLiveProcesses = 1 }))
+	chatB := r.addPrivateChat(bob, "Bob")
+	inA := r.say(chatA, alice, "BASHRUN please")
+	apA := r.approvalMessage(chatA, "echo hi > out.txt")
+	inB := r.say(chatB, bob, "never mind this")
+	r.waitBot(chatB, "slot notice", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Waiting for a free Claude slot") })
+	r.say(chatB, bob, "/cancel")
+	r.waitBot(chatB, "cancelled", func(m tgfake.Message) bool {
+		return m.ReplyTo == inB.ID && strings.Contains(m.Text, "cancelled while it waited")
+	})
+	r.tg.UserPresses(chatA, apA.ID, buttonData(apA, "Approve"))
+	r.finalAnswer(chatA, inA.ID, "The command ran.")
+	after := r.say(chatB, bob, "now this")
+	r.finalAnswer(chatB, after.ID, "echo: now this")
+	assert.False(t, modelSaw(r, "never mind this"), "a cancelled message never reaches Claude")
+}
+
+// Messages queued behind a running turn are sent again when the CLI dies.
+func TestQueuedMessagesSurviveACLICrash(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	in := r.say(chat, alice, "SLOW please")
+	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") })
+	queued := r.say(chat, alice, "QUEUED-ONE waits its turn")
+	r.waitBot(chat, "queued note", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "queued") })
+	pid := r.b.ChatPID(state.ChatKey{Chat: state.ChatID(alice)})
+	require.NotZero(t, pid)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	r.waitBot(chat, "re-send notice", func(m tgfake.Message) bool {
+		return m.ReplyTo == queued.ID && strings.Contains(m.Text, "sent again")
+	})
+	r.finalAnswer(chat, queued.ID, "echo: QUEUED-ONE waits its turn")
+}
