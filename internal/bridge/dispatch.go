@@ -23,7 +23,7 @@ type outgoing struct {
 	msgID    int   // the Telegram message it came from (0: none)
 	updateID int64 // its update, confirmed only once handed over (or answered)
 	label    string
-	resend   bool // a message re-sent after its CLI died
+	resend   bool                // a message re-sent after its CLI died
 	state    runner.MessageState // its fate in the CLI, once written
 	cancel   context.CancelFunc
 }
