@@ -238,17 +238,7 @@ func reload(path string, b *bridge.Bridge, log *zerolog.Logger) {
 	cur := b.Config()
 	reloadable, restart := cur.Diff(next)
 	// Keys that need a restart keep their running values.
-	merged := *cur
-	merged.Telegram.AllowedUserIDs = next.Telegram.AllowedUserIDs
-	merged.Telegram.AllowAnyUser = next.Telegram.AllowAnyUser
-	merged.Telegram.AllowedChatIDs = next.Telegram.AllowedChatIDs
-	merged.Progress = next.Progress
-	merged.Claude.IdleTimeout = next.Claude.IdleTimeout
-	merged.Claude.ApprovalTimeout = next.Claude.ApprovalTimeout
-	merged.Claude.StopTimeout = next.Claude.StopTimeout
-	merged.Log.Level = next.Log.Level
-	merged.Daemon.DrainTimeout = next.Daemon.DrainTimeout
-	b.Reload(&merged)
+	b.Reload(cur.Reloaded(next))
 	logx.SetLevel(string(next.Log.Level))
 	log.Info().Strs("applied", reloadable).Strs("need_restart", restart).Msg("configuration reloaded")
 }

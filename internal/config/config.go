@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Environment variables the daemon reads besides the file.
 const (
@@ -17,8 +20,13 @@ const DefaultConfigPath = "~/.config/untether/untether.toml"
 // Defaults. Every key that is not required has one; Default returns a Config
 // filled with them and the example file documents them.
 const (
-	DefaultAPIURL      = "https://api.telegram.org"
-	DefaultPollTimeout = Duration(30 * time.Second)
+	DefaultAPIURL       = "https://api.telegram.org"
+	DefaultPollTimeout  = Duration(30 * time.Second)
+	DefaultGroupTrigger = GroupTriggerMention
+	// DefaultConflictGrace is how long a 409 Conflict (another poller on
+	// the token) may last before the daemon gives up: long enough for the
+	// old instance of a restart or a deploy to exit.
+	DefaultConflictGrace = Duration(2 * time.Minute)
 	// MinPollTimeout keeps long polling from degenerating into a busy loop of
 	// getUpdates calls.
 	MinPollTimeout = Duration(2 * time.Second)
@@ -39,6 +47,15 @@ const (
 	DefaultVerbose           = false
 	DefaultOnFinish          = OnFinishFinalize
 	DefaultTyping            = true
+
+	// DefaultMaxUploadMB is Telegram's own limit on files a bot may
+	// download (getFile), so the default refuses nothing Telegram would
+	// deliver.
+	DefaultMaxUploadMB = 20
+	// MaxUploadMBLimit is what a self-hosted Bot API server allows.
+	MaxUploadMBLimit = 2000
+	// DefaultUploadKeep is how long uploads stay in the workdir: a month.
+	DefaultUploadKeep = Duration(720 * time.Hour)
 
 	DefaultStateDir = "~/.local/state/untether"
 
@@ -62,6 +79,39 @@ const (
 
 // PermissionModes lists every valid PermissionMode, in documentation order.
 var PermissionModes = []PermissionMode{PermissionDefault, PermissionAcceptEdits, PermissionPlan, PermissionBypass, PermissionDontAsk}
+
+// DefaultAllowedModes are the modes a chat may switch to unless the operator
+// says otherwise: every mode except bypassPermissions, which runs any tool
+// unasked and so must be the operator's explicit choice.
+func DefaultAllowedModes() []PermissionMode {
+	return []PermissionMode{PermissionDefault, PermissionAcceptEdits, PermissionPlan, PermissionDontAsk}
+}
+
+// GroupTrigger says which messages in a group chat are meant for the bot.
+type GroupTrigger string
+
+// The telegram.group_trigger values.
+const (
+	// GroupTriggerMention: only messages that mention the bot, reply to one
+	// of its messages, or are commands.
+	GroupTriggerMention GroupTrigger = "mention"
+	// GroupTriggerAll: every message from an allowed user.
+	GroupTriggerAll GroupTrigger = "all"
+)
+
+// GroupTriggers lists every valid GroupTrigger.
+var GroupTriggers = []GroupTrigger{GroupTriggerMention, GroupTriggerAll}
+
+// ServiceUserIDs are Telegram's own accounts that appear as the sender of
+// messages nobody in particular wrote: 777000 (service notifications and
+// posts forwarded from a linked channel), 1087968824 (GroupAnonymousBot,
+// anonymous group admins) and 136817688 (Channel_Bot, messages sent on
+// behalf of a channel). Allowing one of them allows whoever can post as it.
+var ServiceUserIDs = map[int64]string{
+	777000:     "Telegram's service account (also forwards from linked channels)",
+	1087968824: "GroupAnonymousBot (any anonymous group admin)",
+	136817688:  "Channel_Bot (anyone posting on behalf of a channel)",
+}
 
 // OnFinish says what happens to a turn's progress message once the answer is sent.
 type OnFinish string
@@ -113,6 +163,7 @@ type Config struct {
 	Telegram Telegram `toml:"telegram"`
 	Claude   Claude   `toml:"claude"`
 	Progress Progress `toml:"progress"`
+	Files    Files    `toml:"files"`
 	State    State    `toml:"state"`
 	Log      Log      `toml:"log"`
 	Daemon   Daemon   `toml:"daemon"`
@@ -130,11 +181,17 @@ type Telegram struct {
 	AllowedUserIDs []int64 `toml:"allowed_user_ids"`
 	// AllowAnyUser serves every user. Only for bots behind other controls.
 	AllowAnyUser bool `toml:"allow_any_user"`
-	// AllowedChatIDs, if non-empty, restricts service to these chats (groups
-	// have negative ids), on top of the user check.
+	// AllowedChatIDs are the group and supergroup chats served (their ids
+	// are negative). Groups not listed are refused; private chats with an
+	// allowed user are always served.
 	AllowedChatIDs []int64 `toml:"allowed_chat_ids"`
+	// GroupTrigger says which messages in a listed group reach Claude.
+	GroupTrigger GroupTrigger `toml:"group_trigger"`
 	// PollTimeout is the getUpdates long-poll timeout; at least MinPollTimeout.
 	PollTimeout Duration `toml:"poll_timeout"`
+	// ConflictGrace is how long getUpdates may keep failing with 409
+	// Conflict (another poller on the token) before the daemon exits.
+	ConflictGrace Duration `toml:"conflict_grace"`
 }
 
 // Claude configures the Claude Code CLI processes, one per chat.
@@ -146,10 +203,17 @@ type Claude struct {
 	// Home is HOME for the CLI (where ~/.claude with its login lives); empty
 	// means the daemon's own HOME.
 	Home string `toml:"home"`
-	// PermissionMode is passed as --permission-mode.
+	// PermissionMode is passed as --permission-mode unless the chat chose
+	// another allowed mode with /mode. It must be in AllowedModes.
 	PermissionMode PermissionMode `toml:"permission_mode"`
+	// AllowedModes are the permission modes a chat may use: /mode refuses
+	// others, and a mode the CLI switches to outside them is reverted.
+	AllowedModes []PermissionMode `toml:"allowed_modes"`
 	// Model is passed as --model when non-empty; empty leaves the CLI's choice.
 	Model string `toml:"model"`
+	// Models, if non-empty, are offered as buttons by /model without an
+	// argument. Other names can still be typed.
+	Models []string `toml:"models"`
 	// ExtraArgs are appended to the CLI command line. Flags untether manages
 	// itself are rejected (see runner.CheckExtraArgs).
 	ExtraArgs []string `toml:"extra_args"`
@@ -169,6 +233,11 @@ type Claude struct {
 	MaxConcurrentSpawns int `toml:"max_concurrent_spawns"`
 	// Env is extra environment for the CLI. It may not carry the bot token.
 	Env map[string]string `toml:"env"`
+}
+
+// ModeAllowed reports whether the operator allows mode (claude.allowed_modes).
+func (c Claude) ModeAllowed(mode PermissionMode) bool {
+	return slices.Contains(c.AllowedModes, mode)
 }
 
 // Progress configures the live progress message shown while a turn runs.
@@ -194,6 +263,17 @@ func (p Progress) IntervalFor(group bool) time.Duration {
 	}
 	return p.Interval.Std()
 }
+
+// Files configures files users send to the bot.
+type Files struct {
+	// MaxUploadMB is the largest file accepted, in megabytes (2^20 bytes).
+	MaxUploadMB int `toml:"max_upload_mb"`
+	// Keep is how long saved uploads stay in <workdir>/.untether/uploads.
+	Keep Duration `toml:"keep"`
+}
+
+// MaxUploadBytes is MaxUploadMB in bytes.
+func (f Files) MaxUploadBytes() int64 { return int64(f.MaxUploadMB) << 20 }
 
 // State configures where the daemon keeps its database.
 type State struct {
@@ -222,12 +302,15 @@ type Daemon struct {
 func Default() Config {
 	return Config{
 		Telegram: Telegram{
-			APIURL:      DefaultAPIURL,
-			PollTimeout: DefaultPollTimeout,
+			APIURL:        DefaultAPIURL,
+			GroupTrigger:  DefaultGroupTrigger,
+			PollTimeout:   DefaultPollTimeout,
+			ConflictGrace: DefaultConflictGrace,
 		},
 		Claude: Claude{
 			Binary:              DefaultClaudeBinary,
 			PermissionMode:      DefaultPermissionMode,
+			AllowedModes:        DefaultAllowedModes(),
 			IdleTimeout:         DefaultIdleTimeout,
 			ApprovalTimeout:     DefaultApprovalTimeout,
 			StopTimeout:         DefaultStopTimeout,
@@ -241,6 +324,7 @@ func Default() Config {
 			OnFinish: DefaultOnFinish,
 			Typing:   DefaultTyping,
 		},
+		Files:  Files{MaxUploadMB: DefaultMaxUploadMB, Keep: DefaultUploadKeep},
 		State:  State{Dir: DefaultStateDir},
 		Log:    Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
 		Daemon: Daemon{DrainTimeout: DefaultDrainTimeout},

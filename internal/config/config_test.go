@@ -82,8 +82,28 @@ func TestParseValid(t *testing.T) {
 		{"poll timeout at minimum", `telegram.poll_timeout = "2s"`, func(t *testing.T, c *Config) {
 			assert.Equal(t, MinPollTimeout, c.Telegram.PollTimeout)
 		}},
-		{"every permission mode", `claude.permission_mode = "bypassPermissions"`, func(t *testing.T, c *Config) {
+		{"bypass when allowed", "claude.permission_mode = \"bypassPermissions\"\nclaude.allowed_modes = [\"bypassPermissions\", \"default\"]", func(t *testing.T, c *Config) {
 			assert.Equal(t, PermissionBypass, c.Claude.PermissionMode)
+			assert.Equal(t, []PermissionMode{PermissionBypass, PermissionDefault}, c.Claude.AllowedModes, "the list replaces the default one")
+			assert.True(t, c.Claude.ModeAllowed(PermissionBypass))
+			assert.False(t, c.Claude.ModeAllowed(PermissionPlan))
+		}},
+		{"default allowed modes leave bypass out", "", func(t *testing.T, c *Config) {
+			assert.False(t, c.Claude.ModeAllowed(PermissionBypass))
+			for _, m := range []PermissionMode{PermissionDefault, PermissionAcceptEdits, PermissionPlan, PermissionDontAsk} {
+				assert.True(t, c.Claude.ModeAllowed(m), m)
+			}
+		}},
+		{"model buttons", `claude.models = ["sonnet", "claude-opus-5-5"]`, func(t *testing.T, c *Config) {
+			assert.Equal(t, []string{"sonnet", "claude-opus-5-5"}, c.Claude.Models)
+		}},
+		{"group trigger and conflict grace", "telegram.group_trigger = \"all\"\ntelegram.conflict_grace = \"30s\"", func(t *testing.T, c *Config) {
+			assert.Equal(t, GroupTriggerAll, c.Telegram.GroupTrigger)
+			assert.Equal(t, 30*time.Second, c.Telegram.ConflictGrace.Std())
+		}},
+		{"files", "files.max_upload_mb = 50\nfiles.keep = \"24h\"", func(t *testing.T, c *Config) {
+			assert.Equal(t, int64(50<<20), c.Files.MaxUploadBytes())
+			assert.Equal(t, 24*time.Hour, c.Files.Keep.Std())
 		}},
 		{"absolute binary", `claude.binary = "/opt/claude/bin/claude"`, func(t *testing.T, c *Config) {
 			assert.Equal(t, "/opt/claude/bin/claude", c.Claude.Binary)
@@ -158,6 +178,20 @@ func TestParseInvalid(t *testing.T) {
 		{"zero user id", `telegram.allowed_user_ids = [5, 0]`, "telegram.allowed_user_ids", "entry 1 is 0"},
 		{"zero chat id", `telegram.allowed_chat_ids = [0]`, "telegram.allowed_chat_ids", "entry 0 is 0"},
 		{"poll timeout too short", `telegram.poll_timeout = "1s"`, "telegram.poll_timeout", "at least 2s"},
+		{"service account 777000", `telegram.allowed_user_ids = [5, 777000]`, "telegram.allowed_user_ids", "entry 1 is 777000, Telegram's service account"},
+		{"GroupAnonymousBot", `telegram.allowed_user_ids = [1087968824]`, "telegram.allowed_user_ids", "GroupAnonymousBot"},
+		{"Channel_Bot", `telegram.allowed_user_ids = [136817688]`, "telegram.allowed_user_ids", "Channel_Bot"},
+		{"group trigger", `telegram.group_trigger = "always"`, "telegram.group_trigger", "mention, all"},
+		{"zero conflict grace", `telegram.conflict_grace = "0s"`, "telegram.conflict_grace", "greater than zero"},
+		{"bypass not allowed", `claude.permission_mode = "bypassPermissions"`, "claude.permission_mode", "claude.allowed_modes (default, acceptEdits, plan, dontAsk) does not allow"},
+		{"mode outside a custom list", "claude.permission_mode = \"plan\"\nclaude.allowed_modes = [\"default\"]", "claude.permission_mode", "which claude.allowed_modes (default) does not allow"},
+		{"empty allowed modes", `claude.allowed_modes = []`, "claude.allowed_modes", "at least one"},
+		{"unknown allowed mode", `claude.allowed_modes = ["default", "auto"]`, "claude.allowed_modes", `entry 1 is "auto"`},
+		{"duplicate allowed mode", `claude.allowed_modes = ["default", "plan", "default"]`, "claude.allowed_modes", `lists "default" twice`},
+		{"model with space", `claude.models = ["son net"]`, "claude.models", "one word"},
+		{"zero upload size", `files.max_upload_mb = 0`, "files.max_upload_mb", "between 1 and 2000"},
+		{"huge upload size", `files.max_upload_mb = 4000`, "files.max_upload_mb", "self-hosted"},
+		{"zero keep", `files.keep = "0s"`, "files.keep", "greater than zero"},
 		{"empty binary", `claude.binary = ""`, "claude.binary", "must not be empty"},
 		{"relative binary path", `claude.binary = "bin/claude"`, "claude.binary", "relative path"},
 		{"relative home", `claude.home = "home"`, "claude.home", "not absolute"},

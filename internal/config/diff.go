@@ -17,7 +17,11 @@ var reloadable = []string{
 	"telegram.allowed_user_ids",
 	"telegram.allow_any_user",
 	"telegram.allowed_chat_ids",
+	"telegram.group_trigger",
+	"telegram.conflict_grace",
+	"claude.models",
 	"progress.*",
+	"files.*",
 	"claude.idle_timeout",
 	"claude.approval_timeout",
 	"claude.stop_timeout",
@@ -49,6 +53,21 @@ func (c *Config) Diff(next *Config) (reloadable, needsRestart []string) {
 		}
 	}
 	return reloadable, needsRestart
+}
+
+// Reloaded returns a copy of c with every reloadable key taken from next:
+// what SIGHUP applies. Keys that need a restart keep c's values, so the
+// result describes what the running daemon actually uses. Slices and maps
+// are shared with next, which is never modified afterwards.
+func (c *Config) Reloaded(next *Config) *Config {
+	out := *c
+	a, b := out.fields(), next.fields()
+	for i := range a {
+		if IsReloadable(a[i].key) {
+			a[i].value.Set(b[i].value)
+		}
+	}
+	return &out
 }
 
 func equalValues(a, b reflect.Value) bool {

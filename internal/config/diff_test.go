@@ -14,6 +14,11 @@ var wantReloadable = map[string]bool{
 	"telegram.allowed_user_ids": true,
 	"telegram.allow_any_user":   true,
 	"telegram.allowed_chat_ids": true,
+	"telegram.group_trigger":    true,
+	"telegram.conflict_grace":   true,
+	"claude.models":             true,
+	"files.max_upload_mb":       true,
+	"files.keep":                true,
 	"progress.interval":         true,
 	"progress.max_rows":         true,
 	"progress.verbose":          true,
@@ -76,6 +81,27 @@ func TestDiffEachKey(t *testing.T) {
 	for key := range wantReloadable {
 		assert.Contains(t, keys, key, "the reloadable list names a key the schema lacks")
 	}
+}
+
+// TestReloadedTakesExactlyTheReloadableKeys changes every key at once: the
+// reloaded config must carry the new value of each reloadable key and the
+// running value of every other.
+func TestReloadedTakesExactlyTheReloadableKeys(t *testing.T) {
+	cur := Default()
+	next := Default()
+	for _, f := range next.fields() {
+		mutate(t, f.value)
+	}
+	got := cur.Reloaded(&next)
+	curF, nextF, gotF := cur.fields(), next.fields(), got.fields()
+	for i, f := range gotF {
+		want := curF[i]
+		if wantReloadable[f.key] {
+			want = nextF[i]
+		}
+		assert.Equal(t, want.value.Interface(), f.value.Interface(), f.key)
+	}
+	assert.Equal(t, Default(), cur, "the running config is not modified")
 }
 
 func TestDiff(t *testing.T) {

@@ -74,6 +74,7 @@ func TestDumpRoundTrips(t *testing.T) {
 	cfg.Telegram.AllowedChatIDs = []int64{-100}
 	cfg.Claude.Workdir = home
 	cfg.Claude.ExtraArgs = []string{"--add-dir", `C:\odd "quoted"` + "\ttab"}
+	cfg.Claude.Models = []string{"sonnet", "claude-opus-5-5"}
 	cfg.Claude.Env = map[string]string{"B": "2", "A": "1\n", "with space": "x"}
 	cfg.State.Dir = home
 

@@ -38,6 +38,11 @@ func (c *Config) validate(tokenFromEnv bool, ps *problems) {
 	atLeastOne(ps, "progress.max_rows", c.Progress.MaxRows)
 	oneOf(ps, "progress.on_finish", c.Progress.OnFinish, OnFinishValues)
 
+	if n := c.Files.MaxUploadMB; n < 1 || n > MaxUploadMBLimit {
+		ps.add("files.max_upload_mb", "is %d; must be between 1 and %d (Telegram's own limit is %d, more needs a self-hosted Bot API server)", n, MaxUploadMBLimit, DefaultMaxUploadMB)
+	}
+	positive(ps, "files.keep", c.Files.Keep)
+
 	absPath(ps, "state.dir", c.State.Dir, true)
 
 	oneOf(ps, "log.level", c.Log.Level, LogLevels)
@@ -80,6 +85,9 @@ func (c *Config) validateTelegram(tokenFromEnv bool, ps *problems) {
 		if id <= 0 {
 			ps.add("telegram.allowed_user_ids", "entry %d is %d; user ids are positive", i, id)
 		}
+		if what, ok := ServiceUserIDs[id]; ok {
+			ps.add("telegram.allowed_user_ids", "entry %d is %d, %s, not a person; allowing it would let anyone who can post as it use the bot", i, id, what)
+		}
 	}
 	for i, id := range c.Telegram.AllowedChatIDs {
 		if id == 0 {
@@ -87,9 +95,12 @@ func (c *Config) validateTelegram(tokenFromEnv bool, ps *problems) {
 		}
 	}
 
+	oneOf(ps, "telegram.group_trigger", c.Telegram.GroupTrigger, GroupTriggers)
+
 	if c.Telegram.PollTimeout < MinPollTimeout {
 		ps.add("telegram.poll_timeout", "is %s; must be at least %s", c.Telegram.PollTimeout, MinPollTimeout)
 	}
+	positive(ps, "telegram.conflict_grace", c.Telegram.ConflictGrace)
 }
 
 func (c *Config) validateClaude(ps *problems) {
@@ -111,7 +122,12 @@ func (c *Config) validateClaude(ps *problems) {
 		isDir(ps, "claude.home", c.Claude.Home)
 	}
 
-	oneOf(ps, "claude.permission_mode", c.Claude.PermissionMode, PermissionModes)
+	c.validateModes(ps)
+	for i, m := range c.Claude.Models {
+		if m == "" || strings.ContainsAny(m, " \t\n") {
+			ps.add("claude.models", "entry %d is %q; a model name is one word, e.g. \"sonnet\"", i, m)
+		}
+	}
 
 	if err := runner.CheckExtraArgs(c.Claude.ExtraArgs); err != nil {
 		ps.add("claude.extra_args", "%v", err)
@@ -140,6 +156,35 @@ func (c *Config) validateClaude(ps *problems) {
 			ps.add(key, "value contains the bot token; the Claude CLI must never see it")
 		}
 	}
+}
+
+// validateModes checks permission_mode against allowed_modes: the operator's
+// list is the ceiling for every chat, so the default mode must be in it.
+func (c *Config) validateModes(ps *problems) {
+	const key = "claude.allowed_modes"
+	if len(c.Claude.AllowedModes) == 0 {
+		ps.add(key, "must list at least one permission mode, e.g. [%q]", PermissionDefault)
+	}
+	for i, m := range c.Claude.AllowedModes {
+		if !slices.Contains(PermissionModes, m) {
+			ps.add(key, "entry %d is %q; must be one of %s", i, m, joinModes(PermissionModes))
+		} else if slices.Index(c.Claude.AllowedModes, m) != i {
+			ps.add(key, "lists %q twice", m)
+		}
+	}
+	oneOf(ps, "claude.permission_mode", c.Claude.PermissionMode, PermissionModes)
+	if !ps.has("claude.permission_mode") && len(c.Claude.AllowedModes) > 0 && !c.Claude.ModeAllowed(c.Claude.PermissionMode) {
+		ps.add("claude.permission_mode", "is %q, which claude.allowed_modes (%s) does not allow; add it there or choose an allowed mode",
+			c.Claude.PermissionMode, joinModes(c.Claude.AllowedModes))
+	}
+}
+
+func joinModes(ms []PermissionMode) string {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
 }
 
 // quoteKey quotes a TOML key component unless it is a bare key.
