@@ -18,10 +18,13 @@ func inheritable(name string) bool {
 }
 
 // BuildEnv returns the CLI's environment: the allow-listed part of
-// inherited, overlaid by extra, plus IS_SANDBOX=1 when bypassPermissions is
-// asked for as root (the CLI refuses that mode as root otherwise). The
-// result is sorted so it is stable in logs and tests.
-func BuildEnv(inherited []string, extra map[string]string, mode PermissionMode, euid int) []string {
+// inherited, overlaid by extra. The result is sorted so it is stable in logs
+// and tests.
+//
+// It never adds IS_SANDBOX=1, without which the CLI refuses
+// bypassPermissions as root: an operator who wants that puts it in
+// [claude] env knowingly (and `untether check` warns about it).
+func BuildEnv(inherited []string, extra map[string]string) []string {
 	vars := map[string]string{}
 	for _, kv := range inherited {
 		k, v, ok := strings.Cut(kv, "=")
@@ -31,9 +34,6 @@ func BuildEnv(inherited []string, extra map[string]string, mode PermissionMode, 
 	}
 	for k, v := range extra {
 		vars[k] = v
-	}
-	if mode == ModeBypassPermissions && euid == 0 {
-		vars["IS_SANDBOX"] = "1"
 	}
 	env := make([]string, 0, len(vars))
 	for k, v := range vars {

@@ -99,7 +99,7 @@ func (s *Session) spawn(ctx context.Context) error {
 	s.mu.Lock()
 	id, resume := s.id, s.resume
 	args := s.args(id, resume)
-	env := BuildEnv(s.cfg.InheritEnv, s.cfg.Env, s.cfg.PermissionMode, os.Geteuid())
+	env := BuildEnv(s.cfg.InheritEnv, s.cfg.Env)
 	s.mu.Unlock()
 
 	proc, err := s.start(args, env)

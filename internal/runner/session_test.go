@@ -397,13 +397,13 @@ func TestPoolEvictsLeastRecentlyUsedIdleProcess(t *testing.T) {
 	assert.Equal(t, 1, pool.Live())
 }
 
-func TestBuildEnvBypassAsRoot(t *testing.T) {
-	env := BuildEnv([]string{"PATH=/bin", "SECRET=x"}, map[string]string{"A": "1"}, ModeBypassPermissions, 0)
-	assert.Equal(t, []string{"A=1", "IS_SANDBOX=1", "PATH=/bin"}, env)
-	env = BuildEnv(nil, nil, ModeBypassPermissions, 1000)
-	assert.Empty(t, env)
-	env = BuildEnv(nil, nil, ModeDefault, 0)
-	assert.Empty(t, env)
+// TestBuildEnvNeverAddsSandbox: the CLI refuses bypassPermissions as root
+// unless IS_SANDBOX=1; only the operator's [claude] env may set it.
+func TestBuildEnvNeverAddsSandbox(t *testing.T) {
+	env := BuildEnv([]string{"PATH=/bin", "SECRET=x", "IS_SANDBOX=1"}, map[string]string{"A": "1"})
+	assert.Equal(t, []string{"A=1", "PATH=/bin"}, env, "neither added nor inherited")
+	env = BuildEnv(nil, map[string]string{"IS_SANDBOX": "1"})
+	assert.Equal(t, []string{"IS_SANDBOX=1"}, env, "the operator's own table is honoured")
 }
 
 // More sessions than live slots, all sending at once: every message must be
