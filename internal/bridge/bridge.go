@@ -82,6 +82,9 @@ const (
 	btnAlways  buttonKind = 'A'
 	btnOption  buttonKind = 'o'
 	btnCancel  buttonKind = 'c'
+	// btnContinue resumes a turn a restart stopped at an approval; its
+	// token is the approval's, valid across restarts (drain.go).
+	btnContinue buttonKind = 'r'
 )
 
 // buttonRef is what a callback token stands for.
@@ -235,16 +238,26 @@ func (b *Bridge) Shutdown(ctx context.Context) error {
 	for _, c := range chats {
 		c.shutdown(ctx)
 	}
-	b.actors.Wait()
-	if b.out == nil {
-		return nil
+	actorsDone := make(chan struct{})
+	go func() {
+		b.actors.Wait()
+		close(actorsDone)
+	}()
+	var stopErr error
+	select {
+	case <-actorsDone:
+	case <-ctx.Done():
+		stopErr = b.stopChats(actorsDone)
 	}
-	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	if b.out == nil {
+		return stopErr
+	}
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushBudget)
 	defer cancel()
 	if err := b.out.Close(flushCtx); err != nil {
-		return fmt.Errorf("flush outbox: %w", err)
+		return errors.Join(stopErr, fmt.Errorf("flush outbox: %w", err))
 	}
-	return nil
+	return stopErr
 }
 
 // Stats is a live snapshot for sd_notify STATUS= and /status.
@@ -515,6 +528,9 @@ func (b *Bridge) routeCallback(ctx context.Context, updateID int64, cq *models.C
 		b.answerCallback(cq.ID, "This button is not recognised.", true)
 		return false
 	}
+	if kind == btnContinue {
+		return b.routeContinue(ctx, updateID, cq, token)
+	}
 	b.mu.Lock()
 	ref, known := b.buttons[token]
 	c := b.chats[ref.key]
@@ -622,7 +638,7 @@ func parseCallbackData(data string) (buttonKind, string, int, bool) {
 	}
 	kind := buttonKind(parts[0][0])
 	switch kind {
-	case btnApprove, btnDeny, btnAlways, btnCancel:
+	case btnApprove, btnDeny, btnAlways, btnCancel, btnContinue:
 		return kind, parts[1], 0, len(parts) == 2
 	case btnOption:
 		if len(parts) != 3 {

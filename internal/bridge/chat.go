@@ -198,13 +198,15 @@ func (c *chat) run(ctx context.Context) {
 		case stopCtx := <-c.stopCh:
 			stopping, drainUp = true, stopCtx.Done()
 			c.drainBox()
+			c.safely("drain", c.releaseHumanWaits)
+			c.safely("drain", c.deferSends)
 		case <-drainUp:
 			drainUp = nil
 			if !interrupted && c.busy() {
 				interrupted = true
 				c.reply("⏸ untether is restarting and could not wait for this turn any longer, so it was stopped. Send a message to continue; the session resumes.", c.replyTarget())
 				c.cancelTurn()
-				hardStop = time.After(3 * c.b.Config().Claude.StopTimeout.Std())
+				hardStop = time.After(min(3*c.b.Config().Claude.StopTimeout.Std(), 5*time.Second))
 			}
 		case <-hardStop:
 			c.closeSession()

@@ -25,6 +25,7 @@ type outgoing struct {
 	label    string
 	resend   bool                // a message re-sent after its CLI died
 	state    runner.MessageState // its fate in the CLI, once written
+	deferred bool                // left for the next start by a drain
 	cancel   context.CancelFunc
 }
 
@@ -101,6 +102,10 @@ func (c *chat) sendDone(sess *runner.Session, o *outgoing, uuid runner.MessageUU
 		c.sends.inFlight = nil
 	}
 	c.clearSlotNotice()
+	if o.deferred && err != nil {
+		c.endTurnIfEmpty()
+		return // its update stays unconfirmed: the next start hands it over
+	}
 	defer c.pump()
 	defer c.finishOutgoing(o)
 	switch {
@@ -222,4 +227,22 @@ func (c *chat) pendingSends() int {
 		n++
 	}
 	return n
+}
+
+// deferSends runs when a drain starts: messages still waiting for a live
+// slot could hold the drain for as long as the slots stay busy, so they are
+// left for the next start instead. Their updates stay unconfirmed, and the
+// next start hands them over again (replayDeferred).
+func (c *chat) deferSends() {
+	if !c.waitingForSlot() {
+		return // already starting: it goes through, and the drain waits for it
+	}
+	waiting := append([]*outgoing{c.sends.inFlight}, c.sends.queue...)
+	c.sends.queue = nil
+	for _, o := range waiting {
+		o.deferred = true
+		c.reply("⏸ untether is restarting. I will send this to Claude when I am back, in a moment.", o.msgID)
+	}
+	c.clearSlotNotice()
+	c.sends.inFlight.cancel()
 }

@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -106,4 +107,9 @@ func TestQueuedMessagesSurviveACLICrash(t *testing.T) {
 		return m.ReplyTo == queued.ID && strings.Contains(m.Text, "sent again")
 	})
 	r.finalAnswer(chat, queued.ID, "echo: QUEUED-ONE waits its turn")
+}
+
+func readFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
 }
