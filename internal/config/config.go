@@ -43,10 +43,14 @@ const (
 	// MinGroupProgressInterval is the floor for progress edits in group chats:
 	// Telegram allows about 20 messages per minute per group.
 	MinGroupProgressInterval = Duration(3 * time.Second)
-	DefaultMaxRows           = 8
-	DefaultVerbose           = false
-	DefaultOnFinish          = OnFinishFinalize
-	DefaultTyping            = true
+	// DefaultStallAfter and DefaultStallNotifyAfter: a turn silent this long
+	// is shown as such, and then notified about.
+	DefaultStallAfter       = Duration(5 * time.Minute)
+	DefaultStallNotifyAfter = Duration(15 * time.Minute)
+	DefaultMaxRows          = 8
+	DefaultVerbose          = false
+	DefaultOnFinish         = OnFinishFinalize
+	DefaultTyping           = true
 
 	// DefaultMaxUploadMB is Telegram's own limit on files a bot may
 	// download (getFile), so the default refuses nothing Telegram would
@@ -253,6 +257,13 @@ type Progress struct {
 	OnFinish OnFinish `toml:"on_finish"`
 	// Typing sends a typing indicator while a turn runs.
 	Typing bool `toml:"typing"`
+	// StallAfter is how long a running turn may go without any output
+	// (tool_progress heartbeats count) before its progress message says so
+	// and names what runs.
+	StallAfter Duration `toml:"stall_after"`
+	// StallNotifyAfter is how long without output before untether sends one
+	// notifying message offering Cancel or Keep waiting.
+	StallNotifyAfter Duration `toml:"stall_notify_after"`
 }
 
 // IntervalFor returns the minimum time between progress edits in a chat:
@@ -318,7 +329,8 @@ func Default() Config {
 			MaxConcurrentSpawns: DefaultMaxConcurrentSpawns,
 		},
 		Progress: Progress{
-			Interval: DefaultProgressInterval,
+			Interval:   DefaultProgressInterval,
+			StallAfter: DefaultStallAfter, StallNotifyAfter: DefaultStallNotifyAfter,
 			MaxRows:  DefaultMaxRows,
 			Verbose:  DefaultVerbose,
 			OnFinish: DefaultOnFinish,

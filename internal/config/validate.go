@@ -37,6 +37,11 @@ func (c *Config) validate(tokenFromEnv bool, ps *problems) {
 	positive(ps, "progress.interval", c.Progress.Interval)
 	atLeastOne(ps, "progress.max_rows", c.Progress.MaxRows)
 	oneOf(ps, "progress.on_finish", c.Progress.OnFinish, OnFinishValues)
+	positive(ps, "progress.stall_after", c.Progress.StallAfter)
+	positive(ps, "progress.stall_notify_after", c.Progress.StallNotifyAfter)
+	if c.Progress.StallNotifyAfter > 0 && c.Progress.StallNotifyAfter < c.Progress.StallAfter {
+		ps.add("progress.stall_notify_after", "is %s; must be at least progress.stall_after (%s)", c.Progress.StallNotifyAfter, c.Progress.StallAfter)
+	}
 
 	if n := c.Files.MaxUploadMB; n < 1 || n > MaxUploadMBLimit {
 		ps.add("files.max_upload_mb", "is %d; must be between 1 and %d (Telegram's own limit is %d, more needs a self-hosted Bot API server)", n, MaxUploadMBLimit, DefaultMaxUploadMB)
