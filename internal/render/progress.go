@@ -2,12 +2,9 @@ package render
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/untether/untether/internal/runner"
 )
@@ -354,41 +351,6 @@ func (t *Turn) notes(now time.Time) []string {
 	return out
 }
 
-func (t *Turn) taskNotes() []string {
-	var out []string
-	shown := 0
-	// Running tasks first: they are what keeps the session busy.
-	for pass := 0; pass < 2; pass++ {
-		for _, s := range t.tasks {
-			if s.finished() != (pass == 1) || shown == maxTaskLines {
-				continue
-			}
-			shown++
-			desc := firstNonEmpty(oneLine(s.Description), s.ID)
-			if !s.finished() {
-				line := "🧵 " + desc
-				if s.ToolUses > 0 {
-					line += " · " + plural(int(s.ToolUses), "tool use", "tool uses")
-				}
-				if s.LastTool != "" {
-					line += ", last " + s.LastTool
-				}
-				out = append(out, line)
-				continue
-			}
-			line := "🧵 " + desc + ": " + s.Status
-			if s.Summary != "" {
-				line += " — " + oneLine(s.Summary)
-			}
-			out = append(out, line)
-		}
-	}
-	if more := len(t.tasks) - shown; more > 0 {
-		out = append(out, "🧵 +"+plural(more, "more background task", "more background tasks"))
-	}
-	return out
-}
-
 // retryText is "attempt 2/10, retrying in 1.1s (529 overloaded)".
 func retryText(r runner.APIRetry) string {
 	var b strings.Builder
@@ -411,43 +373,6 @@ func retryText(r runner.APIRetry) string {
 	}
 	b.WriteString(" (" + status + ")")
 	return b.String()
-}
-
-func rateLimitText(r runner.RateLimit, now time.Time) string {
-	window := windowName(r.WindowType)
-	var s string
-	if r.Status == "rejected" {
-		s = "⛔ " + upperFirst(window) + " limit reached"
-	} else {
-		s = "⚠️ Approaching the " + window + " limit"
-		if r.Utilization >= 0 {
-			s += fmt.Sprintf(": %d%% used", int(math.Round(r.Utilization*100)))
-		}
-	}
-	if !r.ResetsAt.IsZero() {
-		s += ", resets " + formatClock(r.ResetsAt, now)
-		if d := r.ResetsAt.Sub(now); d > 0 {
-			s += " (in " + FormatElapsed(d) + ")"
-		}
-	}
-	return s
-}
-
-// windowName turns "five_hour" into "5-hour".
-func windowName(w string) string {
-	switch w {
-	case "":
-		return "usage"
-	case "five_hour":
-		return "5-hour"
-	case "seven_day":
-		return "7-day"
-	case "seven_day_opus":
-		return "7-day Opus"
-	case "seven_day_sonnet":
-		return "7-day Sonnet"
-	}
-	return strings.ReplaceAll(oneLine(w), "_", " ")
 }
 
 func noticeText(n runner.Notice) string {
@@ -488,181 +413,4 @@ func noticeText(n runner.Notice) string {
 		text = "(empty notice)"
 	}
 	return "ℹ️ " + text
-}
-
-// htmlText accumulates Telegram HTML and counts its visible UTF-16 units as
-// it goes, so budgets are exact without re-scanning the markup.
-type htmlText struct {
-	b []byte
-	n int
-}
-
-// raw appends markup (or pre-escaped text whose units the caller counts).
-func (w *htmlText) raw(s string) { w.b = append(w.b, s...) }
-
-// text appends s as escaped text. Invalid UTF-8 becomes U+FFFD, because
-// Telegram refuses the whole message otherwise, and control characters
-// other than newline and tab are dropped (ANSI colour codes in tool output).
-func (w *htmlText) text(s string) {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			i++
-			switch {
-			case c == '&':
-				w.b = append(w.b, "&amp;"...)
-			case c == '<':
-				w.b = append(w.b, "&lt;"...)
-			case c == '>':
-				w.b = append(w.b, "&gt;"...)
-			case c == '"':
-				w.b = append(w.b, "&quot;"...)
-			case c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f):
-				w.b = append(w.b, c)
-			case c == 0x1b && i < len(s) && s[i] == '[':
-				// An ANSI escape sequence (colours in tool output): skip
-				// it through its final byte.
-				for i++; i < len(s) && (s[i] < 0x40 || s[i] > 0x7e); i++ {
-				}
-				i++
-				continue
-			default:
-				continue
-			}
-			w.n++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			w.b = append(w.b, "\uFFFD"...)
-		} else {
-			w.b = append(w.b, s[i:i+size]...)
-		}
-		w.n += runeUnits(r)
-		i += size
-	}
-}
-
-// oneLine collapses runs of whitespace, newlines included, to one space.
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\n\r\t\v\f") && !strings.Contains(s, "  ") {
-		return strings.TrimSpace(s)
-	}
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// truncateFront keeps the end of s within maxUTF16 units, starting with "…"
-// when it cuts or when cut says text before s was already dropped.
-func truncateFront(s string, maxUTF16 int, cut bool) string {
-	if maxUTF16 <= 0 {
-		return ""
-	}
-	if !cut && UTF16Len(s) <= maxUTF16 {
-		return s
-	}
-	budget := maxUTF16 - 1 // room for the ellipsis
-	i, used := len(s), 0
-	for i > 0 {
-		r, size := utf8.DecodeLastRuneInString(s[:i])
-		u := runeUnits(r)
-		if used+u > budget {
-			break
-		}
-		used += u
-		i -= size
-	}
-	return ellipsis + strings.TrimLeftFunc(s[i:], unicode.IsSpace)
-}
-
-// FormatElapsed formats a duration the way the progress header shows it:
-// "12s", "1m05s", "2h03m", "2d01h".
-func FormatElapsed(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	s := int64(d / time.Second)
-	switch {
-	case s < 60:
-		return strconv.FormatInt(s, 10) + "s"
-	case s < 3600:
-		return fmt.Sprintf("%dm%02ds", s/60, s%60)
-	case s < 48*3600:
-		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
-	}
-	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
-}
-
-// formatDelay is a retry delay: one decimal under ten seconds, where the
-// difference between 0.6s and 1s is the point.
-func formatDelay(d time.Duration) string {
-	if d < 10*time.Second {
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
-	}
-	return FormatElapsed(d)
-}
-
-// formatCost is "$0.0123" under a dollar and "$1.23" above.
-func formatCost(usd float64) string {
-	if usd < 1 {
-		return fmt.Sprintf("$%.4f", usd)
-	}
-	return fmt.Sprintf("$%.2f", usd)
-}
-
-// formatContext is "12%", with one decimal under 1%; "" when unknown.
-func formatContext(pct float64) string {
-	switch {
-	case pct <= 0 || math.IsNaN(pct):
-		return ""
-	case pct < 1:
-		return strconv.FormatFloat(pct, 'f', 1, 64) + "%"
-	}
-	return strconv.FormatFloat(math.Round(pct), 'f', 0, 64) + "%"
-}
-
-// formatTokens is "950", "12.3k" or "1.2M".
-func formatTokens(n int64) string {
-	switch {
-	case n < 1000:
-		return strconv.FormatInt(n, 10)
-	case n < 1_000_000:
-		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
-	}
-	return strconv.FormatFloat(float64(n)/1_000_000, 'f', 1, 64) + "M"
-}
-
-// formatClock shows a time in UTC, with the date unless it is on now's day.
-// The daemon does not know the user's time zone, so it says which it uses.
-func formatClock(t, now time.Time) string {
-	t = t.UTC()
-	ty, tm, td := t.Date()
-	ny, nm, nd := now.UTC().Date()
-	if now.IsZero() || ty != ny || tm != nm || td != nd {
-		return t.Format("Jan 2 15:04 UTC")
-	}
-	return t.Format("15:04 UTC")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if strings.TrimSpace(s) != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func upperFirst(s string) string {
-	r, size := utf8.DecodeRuneInString(s)
-	if size == 0 {
-		return s
-	}
-	return string(unicode.ToUpper(r)) + s[size:]
 }

@@ -139,24 +139,6 @@ const (
 	compactionFailed
 )
 
-// taskState is one background task (long Bash, subagent, monitor).
-type taskState struct {
-	ID          string
-	Description string
-	LastTool    string
-	ToolUses    int64
-	Status      string // "" while running; completed | failed | stopped | …
-	Summary     string
-}
-
-func (s taskState) finished() bool {
-	switch s.Status {
-	case "", "running", "pending":
-		return false
-	}
-	return true
-}
-
 // pendingApproval is an approval request not yet decided or withdrawn.
 type pendingApproval struct {
 	RequestID runner.RequestID
@@ -548,21 +530,6 @@ func (t *Turn) findRow(id runner.ToolUseID) *ToolRow {
 	return nil
 }
 
-func (t *Turn) applyRateLimit(e runner.RateLimit) bool {
-	switch e.Status {
-	case "allowed_warning", "rejected":
-		t.rateLimit, t.hasRateLimit = e, true
-		return true
-	}
-	// The steady "allowed" trickle only matters when it lifts an earlier
-	// warning or rejection for the same window.
-	if t.hasRateLimit && t.rateLimit.WindowType == e.WindowType {
-		t.hasRateLimit = false
-		return true
-	}
-	return false
-}
-
 func (t *Turn) applyNotice(e runner.Notice) bool {
 	if n := len(t.notices); n > 0 && t.notices[n-1] == e {
 		return false // the CLI repeats some notices verbatim
@@ -576,55 +543,6 @@ func (t *Turn) applyNotice(e runner.Notice) bool {
 		t.Model = e.FallbackModel
 	}
 	return true
-}
-
-// task returns the state for id, adding it (and evicting a finished or
-// else the oldest task) when it is new.
-func (t *Turn) task(id string) *taskState {
-	for i := range t.tasks {
-		if t.tasks[i].ID == id {
-			return &t.tasks[i]
-		}
-	}
-	if len(t.tasks) == maxTasks {
-		evict := 0
-		for i, s := range t.tasks {
-			if s.finished() {
-				evict = i
-				break
-			}
-		}
-		t.tasks = append(t.tasks[:evict], t.tasks[evict+1:]...)
-	}
-	t.tasks = append(t.tasks, taskState{ID: id})
-	return &t.tasks[len(t.tasks)-1]
-}
-
-// applyBackgroundTasks takes a full snapshot of the live tasks: running
-// tasks missing from it have ended, and new ones are added.
-func (t *Turn) applyBackgroundTasks(e runner.BackgroundTasks) {
-	live := t.tasks[:0]
-	for _, s := range t.tasks {
-		if s.finished() || containsTask(e.Tasks, s.ID) {
-			live = append(live, s)
-		}
-	}
-	t.tasks = live
-	for _, info := range e.Tasks {
-		s := t.task(info.TaskID)
-		if s.Description == "" {
-			s.Description = info.Description
-		}
-	}
-}
-
-func containsTask(tasks []runner.TaskInfo, id string) bool {
-	for _, ti := range tasks {
-		if ti.TaskID == id {
-			return true
-		}
-	}
-	return false
 }
 
 func (t *Turn) applyLifecycle(e runner.MessageLifecycle) bool {

@@ -41,7 +41,9 @@ func (m PermissionMode) Valid() bool {
 }
 
 // Event is what the runner tells its consumer. The bridge renders from these
-// alone; it never sees JSON frames.
+// alone; it never sees JSON frames. Fields newer than the first replay
+// goldens carry omitzero tags, so a golden shows them only where a frame
+// set them.
 type Event interface{ isEvent() }
 
 // TurnStarted is system/init: a turn began (the CLI prints it per turn).
@@ -52,7 +54,21 @@ type TurnStarted struct {
 	Cwd            string
 	Tools          []string
 	Version        string
+	// Wakeup is set when a scheduler fire started the turn rather than a
+	// message: WakeupLoop or WakeupScheduled.
+	Wakeup WakeupSource `json:",omitzero"`
+	// ScheduledFor is the time a loop wake-up was set for (zero if unknown).
+	ScheduledFor time.Time `json:",omitzero"`
 }
+
+// WakeupSource is what fired a turn nobody typed.
+type WakeupSource string
+
+// Wake-up sources (command_lifecycle.wakeup_source).
+const (
+	WakeupLoop      WakeupSource = "loop_wakeup"     // a ScheduleWakeup fired
+	WakeupScheduled WakeupSource = "schedule_wakeup" // a CronCreate job or another scheduled task fired
+)
 
 // AssistantText is a text block of the model's answer (or a synthetic one
 // the CLI wrote, e.g. an API error text).
@@ -84,6 +100,21 @@ type ToolStarted struct {
 	Summary  string // short human summary of the input
 	ParentID ToolUseID
 	Server   bool // server_tool_use: runs on the API side
+	// Schedule is set for ScheduleWakeup and CronCreate: the wake-up Claude
+	// asked for.
+	Schedule *Schedule `json:",omitzero"`
+}
+
+// Schedule is a wake-up Claude arranged for itself: a ScheduleWakeup delay
+// or a CronCreate job.
+type Schedule struct {
+	Tool      string        // ScheduleWakeup | CronCreate
+	Delay     time.Duration // ScheduleWakeup: after how long
+	Cron      string        // CronCreate: 5-field expression in the host's local time
+	Recurring bool          // CronCreate: fires on every match, not once
+	Stop      bool          // ScheduleWakeup stop:true ends the loop instead
+	Reason    string        // ScheduleWakeup: one short sentence for the user
+	Prompt    string        // what the wake-up will send
 }
 
 // ToolFinished is a tool_result for an earlier ToolStarted.
@@ -93,6 +124,26 @@ type ToolFinished struct {
 	OK       bool
 	Preview  string // first part of the result text
 	ParentID ToolUseID
+	// Permission is how the CLI's permission check for the call ended
+	// (nil when the CLI did not say).
+	Permission *PermissionDecision `json:",omitzero"`
+	// NotRun is why the call produced no output of its own
+	// (tool_result_meta.non_execution_kind): user-rejected,
+	// permission-rule, automode-*, interrupted, cancelled; "" if it ran.
+	NotRun string `json:",omitzero"`
+	// FiresAt is when a ScheduleWakeup or CronCreate call will next fire,
+	// from its result; zero otherwise.
+	FiresAt time.Time `json:",omitzero"`
+	// ScheduleText is CronCreate's own reading of its schedule
+	// ("Every 5 minutes"), from its result.
+	ScheduleText string `json:",omitzero"`
+}
+
+// PermissionDecision is how the permission check of one tool call ended.
+type PermissionDecision struct {
+	Decision   string // accept | reject | cancelled
+	Source     string // config, classifier, hook, user_temporary, user_permanent, user_reject, user_abort, …
+	ReasonType string // when the check decided by itself: rule, mode, classifier, hook, other, …
 }
 
 // Question is one AskUserQuestion question.
@@ -133,6 +184,12 @@ type ApprovalRequested struct {
 	Interactive bool
 	Questions   []Question    // AskUserQuestion
 	Plan        *PlanApproval // ExitPlanMode
+	// ReasonType is why the CLI asks (decision_reason_type): rule, mode,
+	// subcommandResults, permissionPromptTool, hook, asyncAgent,
+	// sandboxOverride, workingDir, safetyCheck, classifier or other.
+	ReasonType string `json:",omitzero"`
+	// Reason is the deciding check's own words, when it gave any.
+	Reason string `json:",omitzero"`
 }
 
 // ApprovalWithdrawn is control_cancel_request: the CLI no longer needs an
@@ -155,6 +212,18 @@ type RateLimit struct {
 	ResetsAt    time.Time
 	Utilization float64 // 0..1, -1 when unknown
 	Overage     string
+	// Windows is every subscription window the event reports
+	// (unifiedWindows), sorted by type. A window can warn while the
+	// top-level status still says "allowed".
+	Windows []LimitWindow `json:",omitzero"`
+}
+
+// LimitWindow is one subscription window's state.
+type LimitWindow struct {
+	Type        string // five_hour, seven_day, …
+	Status      string // allowed | allowed_warning | rejected; "" when not reported
+	Utilization float64
+	ResetsAt    time.Time
 }
 
 // CompactionStarted is system/status "compacting".
@@ -255,6 +324,10 @@ const (
 type MessageLifecycle struct {
 	UUID  MessageUUID
 	State MessageState
+	// Wakeup is set when a scheduler fire, not a message we wrote, is
+	// being started; UUID is then one we never sent.
+	Wakeup       WakeupSource `json:",omitzero"`
+	ScheduledFor time.Time    `json:",omitzero"`
 }
 
 // TurnCompleted is a result frame.
@@ -283,6 +356,12 @@ type TurnCompleted struct {
 	Messages       []MessageUUID // the user messages this turn answered
 	Origin         string        // origin.kind; "" for turns we caused
 	LocalCommand   bool          // e.g. /compact: no agent loop ran
+	// Model is the model that wrote the turn's last answer text ("" when
+	// no model wrote any), which differs from the session's after a
+	// fallback.
+	Model string `json:",omitzero"`
+	// SafetyStops counts the responses safeguards stopped in this turn.
+	SafetyStops int `json:",omitzero"`
 }
 
 // Aborted reports whether the turn was interrupted.

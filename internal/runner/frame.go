@@ -131,6 +131,26 @@ type UserFrame struct {
 	// RefusedMessageID marks the synthetic continuation the CLI sends
 	// itself after safeguards stopped a response.
 	RefusedMessageID string `json:"refused_message_id"`
+	// ToolResultMeta says, per tool_result, how its permission check ended
+	// and why a call did not run (CLI 2.1.328 and later).
+	ToolResultMeta []ToolResultMeta `json:"tool_result_meta"`
+}
+
+// ToolResultMeta is one entry of a user frame's tool_result_meta.
+type ToolResultMeta struct {
+	ID string `json:"id"`
+	// NonExecutionKind is why an is_error result carries no output of the
+	// tool's own: user-rejected, permission-rule, automode-*, interrupted,
+	// cancelled. Absent when the tool ran to completion.
+	NonExecutionKind   string                  `json:"non_execution_kind"`
+	PermissionDecision *PermissionDecisionMeta `json:"permission_decision"`
+}
+
+// PermissionDecisionMeta is how the permission check of a tool call ended.
+type PermissionDecisionMeta struct {
+	Decision   string `json:"decision"`    // accept | reject | cancelled
+	Source     string `json:"source"`      // config, classifier, hook, user_temporary, user_permanent, user_reject, user_abort, …
+	ReasonType string `json:"reason_type"` // rule, mode, classifier, hook, other, …; absent when a person answered
 }
 
 func (*UserFrame) Kind() string { return "user" }
@@ -357,7 +377,13 @@ type ControlRequestBody struct {
 	BlockedPath             string          `json:"blocked_path"`
 	ToolUseID               string          `json:"tool_use_id"`
 	RequiresUserInteraction bool            `json:"requires_user_interaction"`
-	DecisionReason          string          `json:"decision_reason"`
+	// DecisionReasonType says why the CLI asks: rule, mode,
+	// subcommandResults, permissionPromptTool, hook, asyncAgent,
+	// sandboxOverride, workingDir, safetyCheck, classifier or other.
+	DecisionReasonType string `json:"decision_reason_type"`
+	// DecisionReason is the deciding check's own text, when it has one
+	// (it may carry ANSI escapes).
+	DecisionReason string `json:"decision_reason"`
 }
 
 // ControlRequestFrame is a CLI → host request. Every one needs a
@@ -397,6 +423,12 @@ type CommandLifecycleFrame struct {
 	CommandUUID MessageUUID `json:"command_uuid"`
 	State       string      `json:"state"`
 	SessionID   string      `json:"session_id"`
+	// WakeupSource is set on "started" when a scheduler fire starts the
+	// command: loop_wakeup (ScheduleWakeup) or schedule_wakeup (CronCreate
+	// and other scheduled tasks). ScheduledFor (epoch ms) is the time a
+	// loop_wakeup was set for.
+	WakeupSource string  `json:"wakeup_source"`
+	ScheduledFor float64 `json:"scheduled_for"`
 }
 
 func (*CommandLifecycleFrame) Kind() string { return "command_lifecycle" }

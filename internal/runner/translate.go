@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,14 +19,19 @@ const previewLimit = 300
 // running cost total (the CLI reports it cumulatively). It is not safe for
 // concurrent use; a session owns one.
 type Translator struct {
-	tools     map[ToolUseID]string
-	model     string
-	lastMsgID string
-	lastText  strings.Builder
-	lastUsage Usage
-	haveUsage bool
-	costBase  float64 // the total the CLI reported at the previous result
-	haveBase  bool
+	tools       map[ToolUseID]string
+	model       string
+	answerModel string // the model of the latest main answer text
+	lastMsgID   string
+	lastText    strings.Builder
+	lastUsage   Usage
+	haveUsage   bool
+	costBase    float64 // the total the CLI reported at the previous result
+	haveBase    bool
+	// wake is the scheduler fire that command_lifecycle said is starting;
+	// the next system/init is its turn.
+	wake   WakeupSource
+	wakeAt time.Time
 }
 
 // NewTranslator returns a translator whose cost baseline is the running
@@ -63,7 +69,14 @@ func (t *Translator) Translate(f Frame, out []Event) []Event {
 	case *ControlCancelFrame:
 		return append(out, ApprovalWithdrawn{RequestID: f.RequestID})
 	case *CommandLifecycleFrame:
-		return append(out, MessageLifecycle{UUID: f.CommandUUID, State: MessageState(f.State)})
+		ev := MessageLifecycle{UUID: f.CommandUUID, State: MessageState(f.State), Wakeup: WakeupSource(f.WakeupSource)}
+		if f.ScheduledFor > 0 {
+			ev.ScheduledFor = time.UnixMilli(int64(f.ScheduledFor)).UTC()
+		}
+		if ev.Wakeup != "" && ev.State == MessageStarted {
+			t.wake, t.wakeAt = ev.Wakeup, ev.ScheduledFor
+		}
+		return append(out, ev)
 	case *ConversationResetFrame:
 		return append(out, ConversationReset{NewConversationID: f.NewConversationID})
 	case *ToolProgressFrame, *ControlResponseFrame, *QuietFrame:
@@ -80,11 +93,14 @@ func (t *Translator) system(f *SystemFrame, out []Event) []Event {
 		t.model = f.Model
 		t.resetTurn()
 		tools := f.Tools
-		return append(out, TurnStarted{
+		ev := TurnStarted{
 			SessionID: SessionID(f.SessionID), Model: f.Model,
 			PermissionMode: PermissionMode(f.PermissionMode), Cwd: f.Cwd,
 			Tools: tools, Version: f.ClaudeCodeVersion,
-		})
+			Wakeup: t.wake, ScheduledFor: t.wakeAt,
+		}
+		t.wake, t.wakeAt = "", time.Time{}
+		return append(out, ev)
 	case "api_retry":
 		ev := APIRetry{Attempt: f.Attempt, MaxRetries: f.MaxRetries,
 			Delay: time.Duration(f.RetryDelayMS) * time.Millisecond, Error: rawString(f.Error)}
@@ -106,6 +122,12 @@ func (t *Translator) system(f *SystemFrame, out []Event) []Event {
 		ev := CompactionFinished{}
 		if m := f.CompactMetadata; m != nil {
 			ev = CompactionFinished{Trigger: m.Trigger, PreTokens: m.PreTokens, PostTokens: m.PostTokens}
+			if m.PostTokens > 0 {
+				// The context is now the summary: until the next response
+				// reports real usage, that is the best size there is, and
+				// the pre-compaction usage would overstate it.
+				t.lastUsage, t.haveUsage = Usage{InputTokens: m.PostTokens}, true
+			}
 		}
 		return append(out, ev)
 	case "informational":
@@ -170,6 +192,10 @@ func (t *Translator) assistant(f *AssistantFrame, out []Event) []Event {
 					t.lastText.WriteString("\n\n")
 				}
 				t.lastText.WriteString(b.Text)
+				t.answerModel = f.Message.Model
+				if synthetic {
+					t.answerModel = ""
+				}
 			}
 			out = append(out, AssistantText{MessageID: f.Message.ID, Text: b.Text,
 				ParentToolUseID: parent, Aborted: f.Aborted, Synthetic: synthetic})
@@ -182,7 +208,8 @@ func (t *Translator) assistant(f *AssistantFrame, out []Event) []Event {
 			id := ToolUseID(b.ID)
 			t.tools[id] = b.Name
 			out = append(out, ToolStarted{ID: id, Name: b.Name, Input: b.Input,
-				Summary: ToolSummary(b.Name, b.Input), ParentID: parent, Server: b.Type == "server_tool_use"})
+				Summary: ToolSummary(b.Name, b.Input), ParentID: parent, Server: b.Type == "server_tool_use",
+				Schedule: parseSchedule(b.Name, b.Input)})
 		case "image", "document":
 			// Media echoes: nothing to show, but they must not break the line.
 		default:
@@ -222,8 +249,23 @@ func (t *Translator) user(f *UserFrame, out []Event) []Event {
 		id := ToolUseID(b.ToolUseID)
 		name := t.tools[id]
 		delete(t.tools, id)
-		out = append(out, ToolFinished{ID: id, Name: name, OK: !b.IsError,
-			Preview: truncate(toolResultText(b.Content), previewLimit), ParentID: parent})
+		ev := ToolFinished{ID: id, Name: name, OK: !b.IsError,
+			Preview: truncate(toolResultText(b.Content), previewLimit), ParentID: parent}
+		for _, m := range f.ToolResultMeta {
+			if m.ID != b.ToolUseID {
+				continue
+			}
+			ev.NotRun = m.NonExecutionKind
+			if d := m.PermissionDecision; d != nil {
+				ev.Permission = &PermissionDecision{Decision: d.Decision, Source: d.Source, ReasonType: d.ReasonType}
+			}
+		}
+		if isScheduleTool(name) && !b.IsError {
+			// tool_use_result is the frame's one structured result; the
+			// CLI writes one frame per tool_result.
+			ev.FiresAt, ev.ScheduleText = scheduleResult(f.ToolUseResult)
+		}
+		out = append(out, ev)
 	}
 	return out
 }
@@ -238,6 +280,7 @@ func (t *Translator) result(f *ResultFrame, out []Event) []Event {
 		NumTurns:    f.NumTurns, APIError: rawString(f.APIError),
 		Denials: f.PermissionDenials, Errors: f.Errors,
 		LocalCommand: len(f.LocalCommand) > 0 && string(f.LocalCommand) != "null",
+		Model:        t.answerModel, SafetyStops: f.SafetyStops,
 	}
 	if ev.Answer == "" && !f.IsError {
 		ev.Answer = t.lastText.String()
@@ -285,6 +328,7 @@ func (t *Translator) result(f *ResultFrame, out []Event) []Event {
 func (t *Translator) resetTurn() {
 	t.lastMsgID = ""
 	t.lastText.Reset()
+	t.answerModel = ""
 }
 
 // contextWindow picks the window of the turn's model, else the largest one
@@ -310,6 +354,14 @@ func rateLimit(i RateLimitInfo) RateLimit {
 	} else if w, ok := i.UnifiedWindows[i.RateLimitType]; ok {
 		ev.Utilization = w.Utilization
 	}
+	for name, w := range i.UnifiedWindows {
+		lw := LimitWindow{Type: name, Status: w.Status, Utilization: w.Utilization}
+		if w.ResetsAt > 0 {
+			lw.ResetsAt = time.Unix(w.ResetsAt, 0).UTC()
+		}
+		ev.Windows = append(ev.Windows, lw)
+	}
+	slices.SortFunc(ev.Windows, func(a, b LimitWindow) int { return strings.Compare(a.Type, b.Type) })
 	return ev
 }
 
@@ -321,6 +373,7 @@ func approval(f *ControlRequestFrame) ApprovalRequested {
 		BlockedPath: r.BlockedPath, Description: r.Description,
 		Summary:     ToolSummary(r.ToolName, r.Input),
 		Interactive: r.RequiresUserInteraction,
+		ReasonType:  r.DecisionReasonType, Reason: r.DecisionReason,
 	}
 	switch r.ToolName {
 	case "AskUserQuestion":
@@ -383,6 +436,8 @@ func ToolSummary(tool string, input json.RawMessage) string {
 		}
 	case "ExitPlanMode":
 		s = "plan ready for review"
+	case "ScheduleWakeup", "CronCreate":
+		s = parseSchedule(tool, input).summary()
 	}
 	if s == "" {
 		s = str("description")
