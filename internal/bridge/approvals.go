@@ -199,6 +199,6 @@ func (c *chat) expireApproval(a *approval) {
 	}
 	c.closeApproval(a, state.DecisionExpired, render.DecisionExpired, nil, "approval timeout")
 	if c.turn != nil {
-		c.turn.view.Resolve(a.req.RequestID)
+		c.turn.view.Expire(a.req.RequestID) // the refusal is not the user's
 	}
 }

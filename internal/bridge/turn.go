@@ -197,12 +197,11 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 	// (no model call, no text) carries nothing to show.
 	silent := tc.NumTurns == 0 && tc.Answer == "" && tc.Origin != "" && tc.OK
 	if !silent {
-		model := ""
+		meta := render.FinalMeta{Duration: tc.Duration, CostUSD: tc.CostUSD, ContextPercent: tc.ContextPercent}
 		if t != nil {
-			model = t.view.Model
+			meta.Model, meta.Happened = t.view.Model, t.view.Happened()
 		}
-		chunks := render.RenderFinal(tc, render.FinalMeta{Duration: tc.Duration, CostUSD: tc.CostUSD,
-			ContextPercent: tc.ContextPercent, Model: model})
+		chunks := render.RenderFinal(tc, meta)
 		for i, chunk := range chunks {
 			opts := outbox.SendOptions{Tag: tagFinal}
 			if i == 0 {

@@ -135,6 +135,10 @@ func approvalBody(req runner.ApprovalRequested, budget int) htmlText {
 		tail.text(Truncate(oneLine(req.Description), approvalDescMax))
 		tail.raw("</i>")
 	}
+	if why := askReason(req); why != "" && !req.Interactive {
+		newline(&tail)
+		tail.text(Truncate("ℹ️ Why it asks: "+why, approvalDescMax))
+	}
 	if req.BlockedPath != "" {
 		newline(&tail)
 		tail.text("📁 Blocked path: ")

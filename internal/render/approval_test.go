@@ -96,6 +96,9 @@ func approvalCases(t *testing.T) []struct {
 			Description: hostile, BlockedPath: hostile, Summary: hostile,
 			Suggestions: rawJSON(t, []map[string]any{{"type": "addRules", "rules": []map[string]string{{"toolName": hostile, "ruleContent": hostile}}, "behavior": "allow", "destination": hostile}})}},
 		{"not-json-input", runner.ApprovalRequested{RequestID: "r8", Tool: "Bash", Input: json.RawMessage(`{"command": "ls", broken`)}},
+		// decision_reason may carry ANSI colour codes; they never reach Telegram.
+		{"bash-safety-check-reason", runner.ApprovalRequested{RequestID: "r9", ToolUseID: "t9", Tool: "Bash", DisplayName: "Bash",
+			Input: bash("rm -rf ./build"), ReasonType: "safetyCheck", Reason: "\x1b[33mrm -rf\x1b[0m removes files <recursively> & for good"}},
 	}
 }
 
@@ -127,7 +130,8 @@ func TestApprovalGolden(t *testing.T) {
 
 // TestApprovalTranscripts renders the approvals of real captures.
 func TestApprovalTranscripts(t *testing.T) {
-	for _, name := range []string{"c1-bash-allow", "c5-write-mode-default", "c8-read-then-edit-default-mode", "i1-plan-mode-exitplanmode-askuserquestion"} {
+	for _, name := range []string{"c1-bash-allow", "c5-write-mode-default", "c8-read-then-edit-default-mode", "i1-plan-mode-exitplanmode-askuserquestion",
+		"k5-close-stdin-while-bash-runs"} {
 		t.Run(name, func(t *testing.T) {
 			var b strings.Builder
 			for _, te := range transcriptEvents(t, name) {

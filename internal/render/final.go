@@ -16,6 +16,9 @@ type FinalMeta struct {
 	CostUSD        float64
 	ContextPercent float64
 	Model          string
+	// Happened is what the turn went through ([Turn.Happened]): the
+	// notices printed above the footer.
+	Happened Happened
 }
 
 // Layout limits of final messages, in UTF-16 units.
@@ -26,15 +29,19 @@ const (
 )
 
 // RenderFinal renders a turn's result as one or more messages, each at most
-// [SafeChunkLimit] visible units, with a footer ("⏱ 12s · $0.0042 · ctx 3% ·
-// claude-opus-5-5") on the last. A successful answer is converted from
-// Markdown; an empty one becomes "(no text answer)" because Telegram
-// refuses empty messages. An interrupted turn says "Stopped." above any
-// partial answer. Other failures become a short explanation with a hint
-// (overloaded, usage or rate limit with its reset time, authentication,
-// refusal, maximum turns, …) and an excerpt of the CLI's error text.
+// [SafeChunkLimit] visible units. The last carries a "what happened" block
+// (see [Happened]; refused tool calls come from the result itself) and a
+// footer ("⏱ 12s · $0.0042 · ctx 3% · claude-opus-5-5"). A successful
+// answer is converted from Markdown; an empty one becomes "(no text
+// answer)" because Telegram refuses empty messages, except that a manual
+// /compact answers with what the compaction did. An interrupted turn says
+// "Stopped." above any partial answer. Other failures become a short
+// explanation with a hint (overloaded, usage or rate limit with its reset
+// time, authentication, refusal, maximum turns, …) and an excerpt of the
+// CLI's error text.
 func RenderFinal(tc runner.TurnCompleted, meta FinalMeta) []string {
 	var body string
+	compactInBody := false
 	switch {
 	case tc.Aborted():
 		body = "⏹ <b>Stopped.</b>"
@@ -43,6 +50,8 @@ func RenderFinal(tc runner.TurnCompleted, meta FinalMeta) []string {
 		}
 	case !tc.OK:
 		body = renderError(tc)
+	case strings.TrimSpace(tc.Answer) == "" && tc.LocalCommand && compactBody(meta.Happened) != "":
+		body, compactInBody = compactBody(meta.Happened), true
 	case strings.TrimSpace(tc.Answer) == "":
 		body = "<i>(no text answer)</i>"
 	default:
@@ -52,23 +61,38 @@ func RenderFinal(tc runner.TurnCompleted, meta FinalMeta) []string {
 		}
 	}
 
-	footer := finalFooter(tc, meta)
+	var tail htmlText
+	for _, line := range happenedLines(tc, meta.Happened, compactInBody) {
+		line = Truncate(line, noteMax)
+		if tail.n+UTF16Len(line)+1 > notesTotalMax {
+			break
+		}
+		newline(&tail)
+		tail.text(line)
+	}
+	if footer := finalFooter(tc, meta); footer != "" {
+		if tail.n > 0 {
+			tail.raw("\n\n")
+			tail.n += 2
+		}
+		tail.text(footer)
+	}
 	chunks := SplitHTML(body, SafeChunkLimit)
 	if len(chunks) == 0 {
 		chunks = []string{"<i>(no text answer)</i>"}
 	}
-	if footer == "" {
+	if tail.n == 0 {
 		return chunks
 	}
-	// The footer goes under the last chunk; if it does not fit there, that
-	// chunk is split again with room for it.
-	room := SafeChunkLimit - UTF16Len(footer) - 2
+	// The notes and footer go under the last chunk; if they do not fit
+	// there, that chunk is split again with room for them.
+	room := SafeChunkLimit - tail.n - 2
 	last := chunks[len(chunks)-1]
 	if VisibleLen(last) > room {
 		chunks = append(chunks[:len(chunks)-1], SplitHTML(last, room)...)
 		last = chunks[len(chunks)-1]
 	}
-	chunks[len(chunks)-1] = last + "\n\n" + EscapeHTML(footer)
+	chunks[len(chunks)-1] = last + "\n\n" + string(tail.b)
 	return chunks
 }
 

@@ -260,14 +260,23 @@ func writeRow(w *htmlText, r *ToolRow, verbose, finished bool, now time.Time) {
 		glyph = "·" // never finished: the turn ended around it
 	}
 	w.text(indent + glyph + " ")
-	w.raw("<b>")
-	w.text(Truncate(oneLine(r.Name), rowNameMax))
-	w.raw("</b>")
-	if s := Truncate(oneLine(r.Summary), rowSummaryMax); s != "" {
-		w.text(" ")
-		w.raw("<code>")
-		w.text(s)
-		w.raw("</code>")
+	switch {
+	case r.Schedule != nil:
+		// A wake-up reads as what it arranges, with its countdown.
+		w.text(Truncate(scheduleText(r, now), rowSummaryMax+rowNameMax))
+	default:
+		w.raw("<b>")
+		w.text(Truncate(oneLine(r.Name), rowNameMax))
+		w.raw("</b>")
+		if s := Truncate(oneLine(r.Summary), rowSummaryMax); s != "" {
+			w.text(" ")
+			w.raw("<code>")
+			w.text(s)
+			w.raw("</code>")
+		}
+	}
+	if r.Why != "" {
+		w.text(" · " + r.Why)
 	}
 	if r.Status == ToolRunning && !finished && !r.Started.IsZero() {
 		if d := now.Sub(r.Started); d >= longRunning {
@@ -305,29 +314,16 @@ func (t *Turn) notes(now time.Time) []string {
 		}
 		out = append(out, fmt.Sprintf("✋ %d approvals waiting: %s", n, strings.Join(tools, ", ")))
 	}
+	if t.wakeup != "" {
+		out = append(out, wakeupText(t.wakeup, t.wakeupFor, now))
+	}
 	if t.retrying {
 		out = append(out, "🔁 API retry: "+retryText(t.retry))
 	}
-	if t.hasRateLimit {
-		out = append(out, rateLimitText(t.rateLimit, now))
+	for _, w := range t.limits {
+		out = append(out, rateLimitText(w, now))
 	}
-	switch t.compaction {
-	case compactionRunning:
-		out = append(out, "🗜 Compacting the conversation…")
-	case compactionDone:
-		s := "🗜 Conversation compacted"
-		if t.compactTrig == "auto" {
-			s += " automatically"
-		}
-		if t.compactPre > 0 {
-			s += ": " + formatTokens(t.compactPre) + " → " + formatTokens(t.compactPost) + " tokens"
-		}
-		out = append(out, s)
-	case compactionFailed:
-		s := "⚠️ Compaction failed"
-		if t.compactErr != "" {
-			s += ": " + oneLine(t.compactErr)
-		}
+	if s := t.compactionText(); s != "" {
 		out = append(out, s)
 	}
 	for _, n := range t.notices {
@@ -335,9 +331,9 @@ func (t *Turn) notes(now time.Time) []string {
 	}
 	if t.denials > 0 {
 		d := t.lastDenial
-		s := "🚫 " + d.Tool + " was denied"
-		if why := firstNonEmpty(d.Message, d.Reason); why != "" {
-			s += ": " + oneLine(why)
+		s := "🚫 " + d.Tool + " was " + deniedWhy(d.Reason, t.Mode)
+		if d.Reason == "" && strings.TrimSpace(d.Message) != "" {
+			s = "🚫 " + d.Tool + " was denied: " + oneLine(d.Message) // an older CLI's only explanation
 		}
 		if t.denials > 1 {
 			s += fmt.Sprintf(" (%d denials)", t.denials)
@@ -351,6 +347,30 @@ func (t *Turn) notes(now time.Time) []string {
 	return out
 }
 
+// compactionText is the state of the latest compaction, "" if none ran.
+func (t *Turn) compactionText() string {
+	switch t.compaction {
+	case compactionRunning:
+		return "🗜 Compacting the conversation…"
+	case compactionDone:
+		s := "🗜 Conversation compacted"
+		if t.compactTrig == "auto" {
+			s += " automatically"
+		}
+		if t.compactPre > 0 {
+			s += ": " + formatTokens(t.compactPre) + " → " + formatTokens(t.compactPost) + " tokens"
+		}
+		return s
+	case compactionFailed:
+		s := "⚠️ Compaction failed"
+		if t.compactErr != "" {
+			s += ": " + oneLine(t.compactErr)
+		}
+		return s
+	}
+	return ""
+}
+
 // retryText is "attempt 2/10, retrying in 1.1s (529 overloaded)".
 func retryText(r runner.APIRetry) string {
 	var b strings.Builder
@@ -362,17 +382,22 @@ func retryText(r runner.APIRetry) string {
 		b.WriteString(", ")
 	}
 	b.WriteString("retrying in " + formatDelay(r.Delay))
+	b.WriteString(" (" + retryStatus(r) + ")")
+	return b.String()
+}
+
+// retryStatus is what failed: "529 overloaded", "connection error".
+func retryStatus(r runner.APIRetry) string {
 	status := oneLine(r.Error)
 	switch {
 	case r.Status != 0 && status != "":
-		status = strconv.Itoa(r.Status) + " " + status
+		return strconv.Itoa(r.Status) + " " + status
 	case r.Status != 0:
-		status = strconv.Itoa(r.Status)
+		return strconv.Itoa(r.Status)
 	case status == "" || status == "unknown":
-		status = "connection error"
+		return "connection error"
 	}
-	b.WriteString(" (" + status + ")")
-	return b.String()
+	return status
 }
 
 func noticeText(n runner.Notice) string {

@@ -96,6 +96,11 @@ func TestProgressTranscripts(t *testing.T) {
 		{"a2-thinking-partial-messages", true},               // thinking and streamed deltas
 		{"i1-plan-mode-exitplanmode-askuserquestion", false}, // plan approval and a question
 		{"d2-interrupt-pending-permission-and-running-tool", false},
+		{"c2-bash-deny", false},                          // "denied by you" on the refused call
+		{"c5-write-mode-dontAsk", false},                 // "blocked by dontAsk mode"
+		{"c5-write-mode-acceptEdits", false},             // "allowed by acceptEdits mode"
+		{"f4-oauth-success-with-warning-headers", false}, // a window warns under a top-level "allowed"
+		{"zz-synthetic-wakeups", false},                  // ScheduleWakeup and CronCreate rows with countdowns; a woken turn
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

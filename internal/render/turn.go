@@ -2,7 +2,6 @@ package render
 
 import (
 	"time"
-	"unicode/utf8"
 
 	"github.com/untether/untether/internal/runner"
 )
@@ -36,6 +35,9 @@ const (
 	maxQueued = 32
 	// maxPending bounds the pending approvals tracked per turn.
 	maxPending = 16
+	// maxAsked bounds the approval requests remembered per turn, to say
+	// who refused a tool call.
+	maxAsked = 32
 )
 
 // Phase is where a turn stands, as the user should understand it. The
@@ -127,6 +129,14 @@ type ToolRow struct {
 	Server   bool      // runs on the API side (web search)
 	Started  time.Time // when ToolStarted was applied
 	Error    string    // failed calls: the start of the result
+	// Why says why the permission check let the call run or not, e.g.
+	// "blocked by a permission rule"; "" when there is nothing to explain.
+	Why string
+	// Schedule, FiresAt and ScheduleText describe a ScheduleWakeup or
+	// CronCreate call, which is shown as the wake-up it arranges.
+	Schedule     *runner.Schedule
+	FiresAt      time.Time
+	ScheduleText string
 }
 
 // compaction is the state of the latest context compaction.
@@ -138,51 +148,6 @@ const (
 	compactionDone
 	compactionFailed
 )
-
-// pendingApproval is an approval request not yet decided or withdrawn.
-type pendingApproval struct {
-	RequestID runner.RequestID
-	ToolUseID runner.ToolUseID
-	Tool      string
-}
-
-// tailBuf keeps the last bytes of a growing text, amortising the trimming
-// so that appending a stream of small deltas stays O(1) per delta.
-type tailBuf struct {
-	b   []byte
-	cut bool // earlier text was dropped
-}
-
-func (tb *tailBuf) set(s string, limit int) {
-	tb.cut = len(s) > limit
-	if tb.cut {
-		s = s[len(s)-limit:]
-	}
-	tb.b = append(tb.b[:0], s...)
-}
-
-func (tb *tailBuf) add(s string, limit int) {
-	tb.b = append(tb.b, s...)
-	if len(tb.b) > 2*limit {
-		n := copy(tb.b, tb.b[len(tb.b)-limit:])
-		tb.b = tb.b[:n]
-		tb.cut = true
-	}
-}
-
-func (tb *tailBuf) reset() {
-	tb.b = tb.b[:0]
-	tb.cut = false
-}
-
-// String returns the retained text, starting at a rune boundary.
-func (tb *tailBuf) String() string {
-	b := tb.b
-	for i := 0; i < len(b) && i < utf8.UTFMax && !utf8.RuneStart(b[0]); i++ {
-		b = b[1:]
-	}
-	return string(b)
-}
 
 // Turn is the render-relevant state of one turn, accumulated from runner
 // events by [Turn.Apply]. Its memory is bounded whatever the length of the
@@ -223,9 +188,9 @@ type Turn struct {
 
 	retry    runner.APIRetry
 	retrying bool
+	retries  int // API retries in this turn
 
-	rateLimit    runner.RateLimit
-	hasRateLimit bool
+	limits []runner.LimitWindow // subscription windows warning or rejecting now
 
 	compaction  compaction
 	compactPre  int64
@@ -237,6 +202,13 @@ type Turn struct {
 
 	denials    int
 	lastDenial runner.PermissionDenied
+
+	// asked lists the tool calls this turn asked the user about, so a
+	// refusal can say whether the user or a rule refused it.
+	asked []askedTool
+
+	wakeup    runner.WakeupSource // a scheduler fire started the turn
+	wakeupFor time.Time
 
 	tasks    []taskState
 	queued   []runner.MessageUUID
@@ -305,9 +277,6 @@ func (t *Turn) Rows() []ToolRow {
 	return out
 }
 
-// PendingApprovals is the number of approval requests awaiting a decision.
-func (t *Turn) PendingApprovals() int { return len(t.pending) }
-
 // QueuedMessages is the number of user messages the CLI has queued behind
 // this turn.
 func (t *Turn) QueuedMessages() int { return len(t.queued) }
@@ -315,20 +284,6 @@ func (t *Turn) QueuedMessages() int { return len(t.queued) }
 // row returns the i-th kept row, oldest first.
 func (t *Turn) row(i int) *ToolRow {
 	return &t.rows[(t.rowHead+i)%maxKeptRows]
-}
-
-// Resolve records that the caller answered approval request id, which the
-// CLI does not echo back as an event. It reports whether the request was
-// pending.
-func (t *Turn) Resolve(id runner.RequestID) bool {
-	for i, p := range t.pending {
-		if p.RequestID == id {
-			t.pending = append(t.pending[:i], t.pending[i+1:]...)
-			t.rev++
-			return true
-		}
-	}
-	return false
 }
 
 // Apply folds one runner event into the turn. now is the time the event was
@@ -355,6 +310,9 @@ func (t *Turn) applyEvent(ev runner.Event, now time.Time) bool {
 			*t = Turn{StartedAt: now, rev: t.rev, text: tailBuf{b: t.text.b[:0]}, thinking: tailBuf{b: t.thinking.b[:0]}}
 		}
 		t.SessionID, t.Model, t.Mode = e.SessionID, e.Model, e.PermissionMode
+		if e.Wakeup != "" {
+			t.wakeup, t.wakeupFor = e.Wakeup, e.ScheduledFor
+		}
 	case runner.AssistantText:
 		t.assistantFrame()
 		if e.ParentToolUseID != "" {
@@ -388,10 +346,15 @@ func (t *Turn) applyEvent(ev runner.Event, now time.Time) bool {
 			}
 			t.pending = append(t.pending, pendingApproval{RequestID: e.RequestID, ToolUseID: e.ToolUseID, Tool: tool})
 		}
+		if len(t.asked) == maxAsked {
+			t.asked = append(t.asked[:0], t.asked[1:]...)
+		}
+		t.asked = append(t.asked, askedTool{RequestID: e.RequestID, ToolUseID: e.ToolUseID})
 	case runner.ApprovalWithdrawn:
 		return t.Resolve(e.RequestID)
 	case runner.APIRetry:
 		t.retry, t.retrying = e, true
+		t.retries++
 	case runner.RateLimit:
 		return t.applyRateLimit(e)
 	case runner.CompactionStarted:
@@ -410,6 +373,9 @@ func (t *Turn) applyEvent(ev runner.Event, now time.Time) bool {
 	case runner.PermissionDenied:
 		t.denials++
 		t.lastDenial = e
+		if r := t.findRow(e.ToolUseID); r != nil && r.Why == "" {
+			r.Why = deniedWhy(e.Reason, t.Mode)
+		}
 	case runner.TaskStarted:
 		t.task(e.TaskID).Description = e.Description
 	case runner.TaskProgress:
@@ -433,6 +399,9 @@ func (t *Turn) applyEvent(ev runner.Event, now time.Time) bool {
 	case runner.TurnCompleted:
 		r := e
 		t.Result = &r
+		if e.Model != "" {
+			t.Model = e.Model // after a fallback, the model that answered
+		}
 		t.FinishedAt = now
 		t.retrying = false
 		t.pending = t.pending[:0]
@@ -483,7 +452,7 @@ func (t *Turn) toolStarted(e runner.ToolStarted, now time.Time) {
 		t.rowHead = (t.rowHead + 1) % maxKeptRows
 	}
 	*r = ToolRow{ID: e.ID, Name: e.Name, Summary: e.Summary, ParentID: e.ParentID, Depth: depth,
-		Server: e.Server, Started: now}
+		Server: e.Server, Started: now, Schedule: e.Schedule}
 	if e.Server {
 		// A server tool (web search) ran on the API side before the block
 		// reached us; its result arrives inside the same message and no
@@ -509,6 +478,10 @@ func (t *Turn) toolFinished(e runner.ToolFinished) {
 		} else {
 			r.Status, r.Error = ToolFailed, e.Preview
 		}
+		if why := t.permissionWhy(e); why != "" {
+			r.Why = why
+		}
+		r.FiresAt, r.ScheduleText = e.FiresAt, e.ScheduleText
 	}
 	// A tool that finishes was evidently decided on.
 	for i, p := range t.pending {

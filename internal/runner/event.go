@@ -360,7 +360,8 @@ type TurnCompleted struct {
 	// no model wrote any), which differs from the session's after a
 	// fallback.
 	Model string `json:",omitzero"`
-	// SafetyStops counts the responses safeguards stopped in this turn.
+	// SafetyStops counts the responses safeguards stopped in this turn:
+	// the growth of the CLI's running safety_stops total.
 	SafetyStops int `json:",omitzero"`
 }
 

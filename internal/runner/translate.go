@@ -28,6 +28,7 @@ type Translator struct {
 	haveUsage   bool
 	costBase    float64 // the total the CLI reported at the previous result
 	haveBase    bool
+	stopsBase   int // the running safety_stops total at the previous result
 	// wake is the scheduler fire that command_lifecycle said is starting;
 	// the next system/init is its turn.
 	wake   WakeupSource
@@ -280,8 +281,14 @@ func (t *Translator) result(f *ResultFrame, out []Event) []Event {
 		NumTurns:    f.NumTurns, APIError: rawString(f.APIError),
 		Denials: f.PermissionDenials, Errors: f.Errors,
 		LocalCommand: len(f.LocalCommand) > 0 && string(f.LocalCommand) != "null",
-		Model:        t.answerModel, SafetyStops: f.SafetyStops,
+		Model:        t.answerModel,
 	}
+	// safety_stops is a running total per process, like the cost.
+	ev.SafetyStops = f.SafetyStops - t.stopsBase
+	if ev.SafetyStops < 0 {
+		ev.SafetyStops = f.SafetyStops
+	}
+	t.stopsBase = f.SafetyStops
 	if ev.Answer == "" && !f.IsError {
 		ev.Answer = t.lastText.String()
 	}
