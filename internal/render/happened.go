@@ -166,7 +166,9 @@ func denialLines(denials []runner.PermissionDenial, why map[runner.ToolUseID]str
 			break
 		}
 		s := "🚫 " + firstNonEmpty(oneLine(d.ToolName), "A tool")
-		if sum := runner.ToolSummary(d.ToolName, d.ToolInput); sum != "" && sum != "{}" {
+		if d.ToolName == "ExitPlanMode" {
+			s = "🚫 The plan" // "Keep planning" refuses ExitPlanMode; its input is the plan itself
+		} else if sum := runner.ToolSummary(d.ToolName, d.ToolInput); sum != "" && sum != "{}" {
 			s += " " + Truncate(sum, rowSummaryMax)
 		}
 		if w := why[runner.ToolUseID(d.ToolUseID)]; w != "" {

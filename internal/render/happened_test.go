@@ -59,6 +59,7 @@ func TestFinalHappenedTranscripts(t *testing.T) {
 		{"c5-write-mode-dontAsk", []string{"🚫 Write /home/dev/project/w.txt: blocked by dontAsk mode"}},
 		{"c2-bash-deny", []string{"🚫 Bash echo hi &gt; out.txt: denied by you"}},
 		{"k5-close-stdin-while-bash-runs", nil}, // its task ends before the answer: nothing to add
+		{"i2-plan-mode-exitplanmode-denied", []string{"🚫 The plan: denied by you"}},
 		{"zz-synthetic-background-task", []string{"🧵 Still running in the background: Run the test suite"}},
 		{"zz-synthetic-wakeups", []string{"⏰ wakes up in 10m: check the deploy", "⏰ At 09:00 (once): remind the user about the release notes · next in 5h",
 			"⏰ Claude woke up as it had scheduled (set for 04:10 UTC)"}},
