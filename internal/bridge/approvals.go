@@ -35,6 +35,8 @@ func (c *chat) onPress(p *press) {
 		if c.turn != nil && c.turn.cancelToken == p.token && !c.turn.done {
 			c.cancelTurn()
 		}
+	case btnKeepWaiting:
+		c.keepWaiting(p)
 	default:
 		a, ok := c.approvals[p.token]
 		if !ok {

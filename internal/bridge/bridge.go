@@ -85,6 +85,9 @@ const (
 	// btnContinue resumes a turn a restart stopped at an approval; its
 	// token is the approval's, valid across restarts (drain.go).
 	btnContinue buttonKind = 'r'
+	// btnKeepWaiting answers the stall question of a turn (stall.go); its
+	// token is the turn's cancel token.
+	btnKeepWaiting buttonKind = 'w'
 )
 
 // buttonRef is what a callback token stands for.
@@ -545,7 +548,7 @@ func (b *Bridge) routeCallback(ctx context.Context, updateID int64, cq *models.C
 }
 
 func (b *Bridge) staleButtonText(ctx context.Context, kind buttonKind, token string) string {
-	if kind == btnCancel {
+	if kind == btnCancel || kind == btnKeepWaiting {
 		return "This turn is already over."
 	}
 	if a, err := b.store.GetApproval(ctx, token); err == nil && a.Decision != state.DecisionPending {
@@ -566,6 +569,8 @@ func pressAck(kind buttonKind) string {
 		return "Answered"
 	case btnCancel:
 		return "Cancelling…"
+	case btnKeepWaiting:
+		return "Waiting on"
 	}
 	return ""
 }
@@ -638,7 +643,7 @@ func parseCallbackData(data string) (buttonKind, string, int, bool) {
 	}
 	kind := buttonKind(parts[0][0])
 	switch kind {
-	case btnApprove, btnDeny, btnAlways, btnCancel, btnContinue:
+	case btnApprove, btnDeny, btnAlways, btnCancel, btnContinue, btnKeepWaiting:
 		return kind, parts[1], 0, len(parts) == 2
 	case btnOption:
 		if len(parts) != 3 {

@@ -21,6 +21,8 @@ type turn struct {
 	lastRender  time.Time
 	done        bool
 	cancelled   bool
+	stall       stall
+	lastStall   string // the stall line of the latest render
 }
 
 // progressShowAfter is how long a turn runs before it gets a progress
@@ -87,6 +89,7 @@ func (c *chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
 	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now}
 	if !t.done {
 		o.CancelData = callbackData(btnCancel, t.cancelToken, 0)
+		o.Stall = c.stallNote(t, now)
 	}
 	return o
 }
@@ -102,12 +105,13 @@ func (c *chat) onTick(now time.Time) {
 			}
 		// Re-render on change, and every few seconds anyway so the elapsed
 		// clock moves during a long tool call.
-		case t.view.Fingerprint() != t.lastFP || now.Sub(t.lastRender) >= 5*time.Second:
+		case t.view.Fingerprint() != t.lastFP || now.Sub(t.lastRender) >= 5*time.Second || c.stallNote(t, now) != t.lastStall:
 			c.renderProgress(t, now)
 		}
 		if c.b.Config().Progress.Typing && t.view.PendingApprovals() == 0 {
 			c.b.out.Typing(c.ctx(), c.outKey)
 		}
+		c.checkStall(t, now)
 	}
 	for _, a := range c.approvals {
 		if now.After(a.deadline) {
@@ -117,9 +121,10 @@ func (c *chat) onTick(now time.Time) {
 }
 
 func (c *chat) renderProgress(t *turn, now time.Time) {
-	html, kb := render.RenderProgress(t.view, c.progressOptions(t, now))
+	o := c.progressOptions(t, now)
+	html, kb := render.RenderProgress(t.view, o)
 	c.b.out.Edit(c.ctx(), t.progress, outbox.Low, outbox.Content{Text: html, Keyboard: kb})
-	t.lastFP, t.lastRender = t.view.Fingerprint(), now
+	t.lastFP, t.lastRender, t.lastStall = t.view.Fingerprint(), now, o.Stall
 }
 
 // finishProgress shows the turn's final state in (or deletes) its progress
@@ -127,6 +132,7 @@ func (c *chat) renderProgress(t *turn, now time.Time) {
 func (c *chat) finishProgress(t *turn, failed bool) {
 	t.done = true
 	c.b.forgetButton(t.cancelToken)
+	c.endStall(t)
 	if t.progress == nil {
 		return // the turn ended before it needed one
 	}

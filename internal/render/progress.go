@@ -22,6 +22,9 @@ type ProgressOptions struct {
 	// CancelData is the callback data of the Cancel button shown while the
 	// turn runs; empty means no button. It must be at most 64 bytes.
 	CancelData string
+	// Stall, when set, is shown above the other notes: the turn has printed
+	// nothing for a while (see StallNote).
+	Stall string
 }
 
 // Layout limits of the progress message, in UTF-16 units.
@@ -59,6 +62,9 @@ func RenderProgress(t *Turn, o ProgressOptions) (string, Keyboard) {
 	t.writeHeader(&header, phase, now)
 
 	var notes htmlText
+	if o.Stall != "" {
+		notes.text(Truncate(o.Stall, noteMax))
+	}
 	for _, n := range t.notes(now) {
 		n = Truncate(n, noteMax)
 		if notes.n+UTF16Len(n)+1 > notesTotalMax {

@@ -75,6 +75,8 @@ type Session struct {
 	emitMu sync.RWMutex
 	closed bool
 
+	lastOutput atomic.Int64 // unix nanos of the latest stdout line (output.go)
+
 	spawnMu sync.Mutex // one spawn at a time
 	writeMu sync.Mutex // one stdin line at a time
 

@@ -57,6 +57,7 @@ func (s *Session) readLoop(proc *process) {
 		if len(line) == 0 {
 			continue
 		}
+		s.lastOutput.Store(time.Now().UnixNano())
 		f, derr := decodeLine(line)
 		evs = decodeEvents(s.tr, f, derr, line, evs[:0])
 		s.observe(proc, f)
