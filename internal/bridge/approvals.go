@@ -37,6 +37,8 @@ func (c *chat) onPress(p *press) {
 		}
 	case btnKeepWaiting:
 		c.keepWaiting(p)
+	case btnPick:
+		c.onPick(p)
 	default:
 		a, ok := c.approvals[p.token]
 		if !ok {
@@ -47,6 +49,7 @@ func (c *chat) onPress(p *press) {
 }
 
 func (c *chat) requestApproval(req runner.ApprovalRequested) {
+	req.Suggestions = c.allowedSuggestions(req.Suggestions) // modes.go
 	cfg := c.b.Config()
 	now := time.Now()
 	a := &approval{token: newToken(), req: req, deadline: now.Add(cfg.Claude.ApprovalTimeout.Std()),

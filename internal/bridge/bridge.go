@@ -88,6 +88,7 @@ const (
 	// btnKeepWaiting answers the stall question of a turn (stall.go); its
 	// token is the turn's cancel token.
 	btnKeepWaiting buttonKind = 'w'
+	btnPick        buttonKind = 'p' // a choice menu's button (menus.go)
 )
 
 // buttonRef is what a callback token stands for.
@@ -630,7 +631,7 @@ func (b *Bridge) forgetButton(token string) {
 }
 
 func callbackData(kind buttonKind, token string, arg int) string {
-	if kind == btnOption {
+	if kind == btnOption || kind == btnPick {
 		return string(kind) + ":" + token + ":" + strconv.Itoa(arg)
 	}
 	return string(kind) + ":" + token
@@ -645,7 +646,7 @@ func parseCallbackData(data string) (buttonKind, string, int, bool) {
 	switch kind {
 	case btnApprove, btnDeny, btnAlways, btnCancel, btnContinue, btnKeepWaiting:
 		return kind, parts[1], 0, len(parts) == 2
-	case btnOption:
+	case btnOption, btnPick:
 		if len(parts) != 3 {
 			return 0, "", 0, false
 		}

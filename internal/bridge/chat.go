@@ -58,6 +58,7 @@ type chat struct {
 	events    <-chan runner.Event
 	turn      *turn
 	approvals map[string]*approval // by token
+	menus     map[string]*menu     // choice menus (/mode, /model) by token
 	byRequest map[runner.RequestID]string
 	userMsgs  map[runner.MessageUUID]int // our message uuid → Telegram message id
 	started   runner.MessageUUID         // the message whose turn started last

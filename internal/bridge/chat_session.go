@@ -69,18 +69,7 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	}
 	cfg := c.b.Config()
 	rec := c.record()
-	mode := runner.PermissionMode(cfg.Claude.PermissionMode)
-	if rec.PermissionMode != "" {
-		mode = runner.PermissionMode(rec.PermissionMode)
-	}
-	model := cfg.Claude.Model
-	if rec.Model != "" {
-		model = rec.Model
-	}
-	workdir := cfg.Claude.Workdir
-	if rec.Workdir != "" {
-		workdir = rec.Workdir
-	}
+	mode, model, workdir := c.spawnSettings(cfg) // settings.go
 	env := map[string]string{}
 	for k, v := range cfg.Claude.Env {
 		env[k] = v
@@ -101,9 +90,6 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	c.sess, c.events = sess, sess.Events()
 	c.live.Store(sess)
 	c.rec.SessionID = string(sess.ID())
-	c.rec.PermissionMode = string(mode)
-	c.rec.Model = model
-	c.rec.Workdir = workdir
 	c.saveRecord()
 	c.log = c.b.log.With().Str("chat", c.key.String()).Str("session", string(sess.ID())).Logger()
 	return sess, nil

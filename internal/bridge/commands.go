@@ -2,9 +2,7 @@ package bridge
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-telegram/bot/models"
@@ -18,8 +16,8 @@ var commandHelp = []render.CommandHelp{
 	{Command: "new", Description: "Start a fresh Claude session"},
 	{Command: "cancel", Description: "Stop the running turn"},
 	{Command: "status", Description: "Session, model, mode, context, cost"},
-	{Command: "mode", Description: "Permission mode: default, acceptEdits, plan, bypassPermissions, dontAsk"},
-	{Command: "model", Description: "Switch the model (e.g. /model claude-sonnet-5-5)"},
+	{Command: "mode", Description: "Show or switch the permission mode"},
+	{Command: "model", Description: "Show or switch the model (e.g. /model sonnet)"},
 	{Command: "help", Description: "What this bot can do"},
 }
 
@@ -53,18 +51,11 @@ func (c *chat) onCommand(cmd command, m *models.Message) {
 func (c *chat) status() string {
 	rec := c.record()
 	cfg := c.b.Config()
-	info := render.StatusInfo{SessionID: rec.SessionID, Model: rec.Model, Mode: rec.PermissionMode,
-		CostUSD: rec.CostUSD, Turns: rec.Turns, Workdir: rec.Workdir, LastActive: rec.LastActive,
+	info := render.StatusInfo{SessionID: rec.SessionID, Model: modelName(c.currentModel()), Mode: string(c.currentMode()),
+		CostUSD: rec.CostUSD, Turns: rec.Turns, Workdir: cfg.Claude.Workdir, LastActive: rec.LastActive,
 		PendingApprovals: len(c.approvals), Now: time.Now(), ProcessState: string(runner.StateExited)}
-	if info.Workdir == "" {
-		info.Workdir = cfg.Claude.Workdir
-	}
-	if info.Mode == "" {
-		info.Mode = string(cfg.Claude.PermissionMode)
-	}
 	if c.sess != nil {
 		info.ProcessState = string(c.sess.State())
-		info.Model, info.Mode = c.sess.Model(), string(c.sess.PermissionMode())
 	}
 	if turns, err := c.b.store.RecentTurns(c.ctx(), c.key, 1); err == nil && len(turns) > 0 {
 		info.ContextPercent = turns[0].ContextPct
@@ -108,64 +99,4 @@ func (c *chat) newSession(replyTo int) {
 	c.rec = c.record()
 	c.rec.SessionID = ""
 	c.reply("🆕 New session. Your next message starts a fresh conversation.", replyTo)
-}
-
-func (c *chat) setMode(arg string, replyTo int) {
-	mode := runner.PermissionMode(strings.TrimSpace(arg))
-	if !mode.Valid() {
-		c.reply("Usage: <code>/mode default|acceptEdits|plan|bypassPermissions|dontAsk</code>", replyTo)
-		return
-	}
-	sess, err := c.ensureSession()
-	if err != nil {
-		c.reply("⚠️ "+render.EscapeHTML(err.Error()), replyTo)
-		return
-	}
-	go func() {
-		err := sess.SetPermissionMode(c.ctx(), mode)
-		c.post(item{fn: func() {
-			if err != nil {
-				c.reply("⚠️ Could not switch the mode: "+render.EscapeHTML(err.Error()), replyTo)
-				return
-			}
-			c.rec.PermissionMode = string(mode)
-			c.saveRecord()
-			c.reply("Permission mode: <b>"+render.EscapeHTML(string(mode))+"</b>", replyTo)
-		}})
-	}()
-}
-
-func (c *chat) setModel(arg string, replyTo int) {
-	model := strings.TrimSpace(arg)
-	if model == "" || strings.ContainsAny(model, " \t\n") {
-		c.reply("Usage: <code>/model NAME</code>, e.g. <code>/model claude-sonnet-5-5</code>", replyTo)
-		return
-	}
-	sess, err := c.ensureSession()
-	if err != nil {
-		c.reply("⚠️ "+render.EscapeHTML(err.Error()), replyTo)
-		return
-	}
-	go func() {
-		err := sess.SetModel(c.ctx(), model)
-		note := ""
-		if err != nil && errors.Is(err, runner.ErrControl) {
-			// The live process refused to switch: restart it on the new
-			// model when it is idle; the session resumes with its history.
-			if sess.State() == runner.StateIdle {
-				_ = sess.CloseProcess(c.ctx())
-			}
-			note = " (applies from your next message)"
-			err = nil
-		}
-		c.post(item{fn: func() {
-			if err != nil {
-				c.reply("⚠️ Could not switch the model: "+render.EscapeHTML(err.Error()), replyTo)
-				return
-			}
-			c.rec.Model = model
-			c.saveRecord()
-			c.reply("Model: <b>"+render.EscapeHTML(model)+"</b>"+note, replyTo)
-		}})
-	}()
 }

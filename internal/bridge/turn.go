@@ -183,6 +183,7 @@ func (c *chat) onEvent(ev runner.Event) {
 	if tc, ok := ev.(runner.TurnCompleted); ok {
 		c.onTurnCompleted(tc)
 	}
+	c.onSettingsEvent(ev) // settings.go
 	c.updateCounts()
 }
 

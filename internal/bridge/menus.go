@@ -1,0 +1,85 @@
+package bridge
+
+import (
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/render"
+)
+
+// menuKind is the setting a choice menu changes.
+type menuKind int
+
+const (
+	menuMode menuKind = iota
+	menuModel
+)
+
+// menu is a message with one button per choice, shown by /mode and /model
+// without an argument. Its token is registered like an approval's, so a
+// stranger's press is refused before it reaches the chat, and a press on a
+// menu the chat no longer knows answers "expired". A chat keeps one menu of
+// each kind: a newer one expires the older.
+type menu struct {
+	token   string
+	kind    menuKind
+	choices []string
+	msg     *outbox.Message
+}
+
+// menuColumns is how many choice buttons share a row.
+const menuColumns = 2
+
+// showMenu sends html with one button per choice; current, if among them,
+// is marked. Callback data is "p:<token>:<index>", far below the 64 bytes
+// Telegram allows whatever the choices are called.
+func (c *chat) showMenu(kind menuKind, html string, choices []string, current string, replyTo int) {
+	if c.menus == nil {
+		c.menus = map[string]*menu{}
+	}
+	for tok, old := range c.menus {
+		if old.kind == kind {
+			c.dropMenu(tok)
+		}
+	}
+	m := &menu{token: newToken(), kind: kind, choices: choices}
+	var kb render.Keyboard
+	for i, choice := range choices {
+		label := choice
+		if choice == current {
+			label = "✅ " + choice
+		}
+		if i%menuColumns == 0 {
+			kb.Rows = append(kb.Rows, nil)
+		}
+		row := &kb.Rows[len(kb.Rows)-1]
+		*row = append(*row, render.Button{Text: label, CallbackData: callbackData(btnPick, m.token, i)})
+	}
+	c.menus[m.token] = m
+	c.b.registerButton(m.token, c.key)
+	m.msg = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: html, Keyboard: kb},
+		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo)})
+}
+
+func (c *chat) dropMenu(token string) {
+	delete(c.menus, token)
+	c.b.forgetButton(token)
+}
+
+// onPick applies a press on a menu button. The menu message becomes the
+// answer (its buttons go), so the chat keeps one message per choice made.
+func (c *chat) onPick(p *press) {
+	m, ok := c.menus[p.token]
+	if !ok || p.arg < 0 || p.arg >= len(m.choices) {
+		return
+	}
+	c.dropMenu(p.token)
+	respond := func(html string) {
+		c.b.out.Edit(c.ctx(), m.msg, outbox.High, outbox.Content{Text: html})
+	}
+	choice := m.choices[p.arg]
+	switch m.kind {
+	case menuMode:
+		c.applyMode(modeOf(choice), respond)
+	case menuModel:
+		c.applyModel(choice, respond)
+	}
+}

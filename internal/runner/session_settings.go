@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// AdoptPermissionMode records a mode the CLI switched to by itself (a plan
+// approved, an "always allow" that carried setMode; a system/status frame
+// announces it), so the next process starts in the mode the user last saw.
+// Nothing is sent to the CLI.
+func (s *Session) AdoptPermissionMode(mode PermissionMode) error {
+	if !mode.Valid() {
+		return fmt.Errorf("adopt permission mode: %w: %q", ErrInvalidInput, mode)
+	}
+	s.mu.Lock()
+	s.cfg.PermissionMode = mode
+	s.mu.Unlock()
+	return nil
+}
+
+// AdoptModel changes the model the next process starts with, without asking
+// the live one (e.g. to fall back from a model the API refused).
+func (s *Session) AdoptModel(model string) error {
+	if strings.ContainsAny(model, " \t\n") {
+		return fmt.Errorf("adopt model: %w: %q", ErrInvalidInput, model)
+	}
+	s.mu.Lock()
+	s.cfg.Model = model
+	s.mu.Unlock()
+	return nil
+}
+
+// TrySetModel switches the model like SetModel, but says whether a live CLI
+// checked and accepted it (live): the CLI tries a name it does not know
+// against the API and refuses it if the API does, and the error (wrapping
+// ErrControl) keeps the old model. Without a live process the model is only
+// remembered for the next one, which is then the first to try it.
+func (s *Session) TrySetModel(ctx context.Context, model string) (live bool, err error) {
+	if strings.ContainsAny(model, " \t\n") {
+		return false, fmt.Errorf("set model: %w: %q", ErrInvalidInput, model)
+	}
+	var fields map[string]any
+	if model != "" {
+		fields = map[string]any{"model": model}
+	}
+	_, err = s.request(ctx, "set_model", fields)
+	switch {
+	case errors.Is(err, ErrNoProcess):
+	case err != nil:
+		return false, fmt.Errorf("set model: %w", err)
+	default:
+		live = true
+	}
+	return live, s.AdoptModel(model)
+}
