@@ -303,6 +303,10 @@ func (c *chat) reply(html string, replyTo int) *outbox.Message {
 }
 
 func (c *chat) onMessage(m *models.Message) {
+	// A message from the chat shows the bot can reach it again (a user who
+	// had blocked the bot wrote to it): forget the outbox's 403 verdict, or
+	// the answer would be dropped until the cooldown ends.
+	c.b.out.Unblock(int64(c.key.Chat))
 	if cmd, ok := parseCommand(m.Text, m.Entities, c.b.botUsername); ok {
 		c.onCommand(cmd, m)
 		return

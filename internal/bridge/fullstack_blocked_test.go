@@ -1,0 +1,35 @@
+package bridge_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/untether/untether/internal/bridge/tgfake"
+)
+
+// A user who blocked the bot (403 on an answer) and writes again gets
+// answers again at once, not after the outbox's 403 cooldown.
+func TestBlockedBotIsLiftedWhenTheUserWritesAgain(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	stop := r.tg.FailWhen(func(c tgfake.Call) bool {
+		return c.Method == "sendMessage" && strings.Contains(c.Params["text"], "echo: while blocked")
+	}, tgfake.Fault{Code: 403, Description: "Forbidden: bot was blocked by the user"})
+	r.say(chat, alice, "while blocked")
+	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+		for _, c := range sn.Calls {
+			if c.Method == "sendMessage" && c.Status == 403 {
+				return true
+			}
+		}
+		return false
+	})
+	stop()
+	again := r.say(chat, alice, "unblocked now")
+	r.finalAnswer(chat, again.ID, "echo: unblocked now")
+	for _, m := range r.tg.Snapshot().BotMessages(chat) {
+		assert.NotContains(t, m.Text, "echo: while blocked", "the answer refused with 403 is not re-sent")
+	}
+}
