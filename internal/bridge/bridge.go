@@ -458,6 +458,10 @@ func chatKeyOf(m *models.Message) state.ChatKey {
 }
 
 func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Message) bool {
+	if from, to, ok := migration(m); ok {
+		b.migrateChat(ctx, from, to)
+		return false
+	}
 	if m.From == nil || !b.allowedUser(m.From.ID) || !b.allowedChat(m.Chat.ID) {
 		var from int64
 		if m.From != nil {

@@ -1,0 +1,46 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// MigrateChat moves a chat's state to the id Telegram gave it when a group
+// became a supergroup (migrate_to_chat_id): its sessions and settings (one
+// row per topic), turns, approvals and undelivered outbox items. Live
+// message records are dropped: their message ids belong to the old chat
+// and cannot be edited in the new one. Where the new chat already has a
+// row for a topic with history of its own, that row wins. Migrating again,
+// or a chat with no state, changes nothing.
+func (s *Store) MigrateChat(ctx context.Context, from, to ChatID) error {
+	if from == to {
+		return nil
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		stmts := []string{
+			// turns reference chats; checked at commit, once both moved.
+			`PRAGMA defer_foreign_keys = ON`,
+			// A row the new chat got before the migration was seen (a message
+			// in the supergroup first) carries nothing yet: the old one wins.
+			`DELETE FROM chats WHERE chat_id = :to AND turns = 0 AND session_id = ''
+				AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.chat_id = :to AND t.thread_id = chats.thread_id)`,
+			`UPDATE OR IGNORE chats SET chat_id = :to WHERE chat_id = :from`,
+			`UPDATE turns SET chat_id = :to WHERE chat_id = :from`,
+			`UPDATE approvals SET chat_id = :to WHERE chat_id = :from`,
+			`UPDATE outbox SET chat_id = :to WHERE chat_id = :from`,
+			`DELETE FROM live_messages WHERE chat_id = :from`,
+			`DELETE FROM chats WHERE chat_id = :from`,
+		}
+		for _, q := range stmts {
+			if _, err := tx.ExecContext(ctx, q, sql.Named("from", int64(from)), sql.Named("to", int64(to))); err != nil {
+				return fmt.Errorf("%.40s…: %w", q, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("migrate chat %d to %d: %w", from, to, err)
+	}
+	return nil
+}
