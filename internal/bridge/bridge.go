@@ -71,6 +71,7 @@ type Bridge struct {
 	ready    sync.Once
 	lastPoll atomic.Int64 // unix nanos of the last finished getUpdates attempt
 	client   *http.Client // Telegram's: the Bot API and file downloads
+	ignored  ignoreLog    // rate limit of refusal logs (groups.go)
 }
 
 // buttonKind is the action a callback button performs.
@@ -433,19 +434,6 @@ func (b *Bridge) allowedUser(id int64) bool {
 	return false
 }
 
-func (b *Bridge) allowedChat(id int64) bool {
-	cfg := b.Config()
-	if len(cfg.Telegram.AllowedChatIDs) == 0 {
-		return true
-	}
-	for _, c := range cfg.Telegram.AllowedChatIDs {
-		if c == id {
-			return true
-		}
-	}
-	return false
-}
-
 // chatKeyOf returns the actor key of a message: the chat, plus the forum
 // topic only for real topic messages (a General-topic message carries a
 // thread id that is not a topic).
@@ -462,13 +450,8 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 		b.migrateChat(ctx, from, to)
 		return false
 	}
-	if m.From == nil || !b.allowedUser(m.From.ID) || !b.allowedChat(m.Chat.ID) {
-		var from int64
-		if m.From != nil {
-			from = m.From.ID
-		}
-		b.log.Warn().Int64("user_id", from).Int64("chat_id", m.Chat.ID).Msg("ignoring a message from a user or chat not allowed")
-		return false
+	if !b.admit(m) { // groups.go
+		return b.dropQuietly(updateID)
 	}
 	key := chatKeyOf(m)
 	// Kept until its chat handled it: go-telegram/bot has already
@@ -516,6 +499,10 @@ func (b *Bridge) replayDeferred(ctx context.Context) {
 			continue
 		}
 		u.ID = d.UpdateID
+		if !b.admit(u.Message) { // e.g. its group was taken off allowed_chat_ids
+			_ = b.store.ForgetDeferredUpdate(ctx, d.UpdateID)
+			continue
+		}
 		b.handleUpdate(ctx, b.bot, &u)
 	}
 	if len(deferred) > 0 {
@@ -526,7 +513,7 @@ func (b *Bridge) replayDeferred(ctx context.Context) {
 // routeCallback answers the press at once (the client shows a spinner
 // until then), then hands the work to the chat.
 func (b *Bridge) routeCallback(ctx context.Context, updateID int64, cq *models.CallbackQuery) bool {
-	if !b.allowedUser(cq.From.ID) {
+	if !b.allowedUser(cq.From.ID) || !b.allowedChat(callbackChat(cq)) {
 		b.answerCallback(cq.ID, "You are not allowed to use this bot.", true)
 		b.log.Warn().Int64("user_id", cq.From.ID).Msg("ignoring a button press from a user not allowed")
 		return false

@@ -557,8 +557,12 @@ func TestTenChatsAtOnce(t *testing.T) {
 }
 
 func TestForumTopicsAreSeparateSessions(t *testing.T) {
-	r := newRig(t, withConfig(func(c *config.Config) { c.Telegram.AllowedUserIDs = append(c.Telegram.AllowedUserIDs, 4242) }))
 	group := tgfake.ChatID(-100500)
+	r := newRig(t, withConfig(func(c *config.Config) {
+		c.Telegram.AllowedUserIDs = append(c.Telegram.AllowedUserIDs, 4242)
+		c.Telegram.AllowedChatIDs = []int64{int64(group)}
+		c.Telegram.GroupTrigger = config.GroupTriggerAll
+	}))
 	r.tg.AddChat(tgfake.Chat{ID: group, Type: tgfake.Supergroup, Title: "team", IsForum: true})
 	t1, t2 := r.tg.AddTopic(group), r.tg.AddTopic(group)
 	u := tgfake.User{ID: 4242, FirstName: "Bob"}

@@ -54,7 +54,29 @@ func (t *offsetTracker) begin(id int64) bool {
 
 // finish marks an update handled and persists what changed.
 func (t *offsetTracker) finish(ctx context.Context, id int64) error {
+	newOffset, advanced, keep := t.markDone(id)
+	if keep {
+		if err := t.store.MarkUpdateHandled(ctx, id); err != nil {
+			return err
+		}
+	}
+	if advanced {
+		return t.store.SetLastUpdateID(ctx, newOffset)
+	}
+	return nil
+}
+
+// skip marks an update handled in memory only, for updates that are
+// dropped unseen (strangers): the watermark moves, and is persisted with
+// the next update finished normally. After a crash a skipped update may
+// come again, and is skipped again.
+func (t *offsetTracker) skip(id int64) { t.markDone(id) }
+
+// markDone records id as done and advances the watermark; it reports the
+// new watermark, whether it moved, and whether id stays above it.
+func (t *offsetTracker) markDone(id int64) (newOffset int64, advanced, keep bool) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	delete(t.inflight, id)
 	t.done[id] = struct{}{}
 	// Advance the watermark over the contiguous run of done ids. Telegram's
@@ -71,7 +93,7 @@ func (t *offsetTracker) finish(ctx context.Context, id int64) error {
 		ids = append(ids, d)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	newOffset := t.offset
+	newOffset = t.offset
 	for _, d := range ids {
 		if lowest >= 0 && d > lowest {
 			break
@@ -79,20 +101,9 @@ func (t *offsetTracker) finish(ctx context.Context, id int64) error {
 		newOffset = d
 		delete(t.done, d)
 	}
-	advanced := newOffset > t.offset
+	advanced = newOffset > t.offset
 	t.offset = newOffset
-	keep := id > newOffset
-	t.mu.Unlock()
-
-	if keep {
-		if err := t.store.MarkUpdateHandled(ctx, id); err != nil {
-			return err
-		}
-	}
-	if advanced {
-		return t.store.SetLastUpdateID(ctx, newOffset)
-	}
-	return nil
+	return newOffset, advanced, id > newOffset
 }
 
 // current returns the watermark.

@@ -40,6 +40,9 @@ type loadScenario struct {
 
 const loadTools = 200
 
+// loadGroup is the forum scenario's supergroup (in allowed_chat_ids).
+const loadGroup = -1009000000001
+
 // answerWait bounds the wait for one answer; every round so far finished
 // in well under a minute, so an answer missing after this is lost.
 const answerWait = 2 * time.Minute
@@ -66,7 +69,7 @@ func BenchmarkLoad(b *testing.B) {
 func setupConvs(tg *tgfake.Server, sc loadScenario) []conv {
 	var convs []conv
 	if sc.topics > 0 {
-		group := tgfake.ChatID(-1009000000001)
+		group := tgfake.ChatID(loadGroup)
 		tg.AddChat(tgfake.Chat{ID: group, Type: tgfake.Supergroup, Title: "load", IsForum: true})
 		for i := 0; i < sc.topics; i++ {
 			u := tgfake.User{ID: tgfake.UserID(5000 + i), FirstName: "T" + strconv.Itoa(i)}

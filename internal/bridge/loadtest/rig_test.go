@@ -71,6 +71,9 @@ func baseConfig(tb testing.TB, tg *tgfake.Server, stateDir string, fakeEnv map[s
 	c.Telegram.BotToken = config.NewSecret(tg.Token())
 	c.Telegram.APIURL = tg.URL()
 	c.Telegram.AllowAnyUser = true
+	// The forum scenario's group, where every message is a prompt.
+	c.Telegram.AllowedChatIDs = []int64{loadGroup}
+	c.Telegram.GroupTrigger = config.GroupTriggerAll
 	c.Claude.Binary = exe(tb)
 	c.Claude.Workdir = tb.TempDir()
 	c.Claude.Env = map[string]string{EnvFakeCLI: "1"}
