@@ -344,8 +344,11 @@ func RenderCrash(exit runner.ProcessExited) string {
 	return string(w.b)
 }
 
-// exitText is "exit 1" or "signal killed".
+// exitText is "exit 1" or "signal killed", or why untether ended it.
 func exitText(exit runner.ProcessExited) string {
+	if exit.Err != nil {
+		return Truncate(oneLine(exit.Err.Error()), 120)
+	}
 	if exit.Signal != "" {
 		return "signal " + Truncate(oneLine(exit.Signal), 30)
 	}

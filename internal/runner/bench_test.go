@@ -2,7 +2,6 @@ package runner
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 )
 
@@ -10,12 +9,8 @@ import (
 // least 10,000, so the benchmarks see the real mix of frame kinds and sizes.
 func benchFrames(b *testing.B) [][]byte {
 	b.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "transcripts", "*.jsonl"))
-	if err != nil || len(paths) == 0 {
-		b.Fatalf("no transcripts: %v", err)
-	}
 	var once [][]byte
-	for _, p := range paths {
+	for _, p := range transcriptPaths(b) {
 		once = append(once, transcriptOutLines(b, p)...)
 	}
 	var frames [][]byte

@@ -3,4 +3,16 @@
 // frame into typed values, translates frames into a small set of Events for the
 // bridge, and writes only validated lines to the CLI's stdin, because a single
 // malformed line kills the process. It knows nothing about Telegram.
+//
+// Supervision (process.go, supervise.go, proctree_linux.go, reap_linux.go):
+// every CLI runs in a process group of its own and carries a unique tag in its
+// environment, which its tools inherit. When a CLI process ends, for whatever
+// reason, everything of its tree is killed: its group, and the tools that left
+// the group (setsid: ssh-agent, dev servers) found by the tag or as descendants.
+// The daemon is a child subreaper, so such tools become its children when
+// their parent exits; an orphan reaper reaps them (no zombies) while leaving
+// the children an exec.Cmd waits for alone. A stdout line over MaxLineBytes
+// kills the CLI (ErrLineTooLong), and a panic in a session's reader or
+// supervisor goroutine kills only that CLI (ErrInternal); both are reported
+// in ProcessExited.Err, and the next message resumes the session.
 package runner

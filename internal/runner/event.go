@@ -393,6 +393,9 @@ type ProcessExited struct {
 	Signal     string // e.g. "killed"; "" when it exited
 	StderrTail string
 	Requested  bool // we asked it to stop (idle close, /new, shutdown)
+	// Err is why untether ended a process nobody asked to stop:
+	// ErrLineTooLong, ErrInternal (a recovered panic). nil otherwise.
+	Err error
 }
 
 // Unknown is a frame the runner does not model, kept raw.

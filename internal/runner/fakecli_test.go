@@ -35,6 +35,9 @@ type fakeScript struct {
 	IgnoreInterrupt bool `json:"ignore_interrupt,omitempty"`
 	// GrandchildPIDFile: fork a child that holds stdout open, write its pid.
 	GrandchildPIDFile string `json:"grandchild_pid_file,omitempty"`
+	// SetsidPIDFile: start a child in a session of its own (as `setsid`
+	// does), outside the CLI's process group, and write its pid.
+	SetsidPIDFile string `json:"setsid_pid_file,omitempty"`
 	// ExitAfterStdinEOF: exit when stdin closes (the real CLI does); false
 	// makes it hang instead.
 	HangOnEOF bool `json:"hang_on_eof,omitempty"`
@@ -47,6 +50,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "grandchild":
 		time.Sleep(10 * time.Minute)
+		os.Exit(0)
+	case "exit":
 		os.Exit(0)
 	default:
 		os.Exit(fakeCLI(os.Getenv(fakeCLIEnv)))
@@ -97,6 +102,16 @@ func fakeCLI(scriptJSON string) int {
 			return 2
 		}
 		_ = os.WriteFile(sc.GrandchildPIDFile, []byte(fmt.Sprint(gc.Process.Pid)), 0o600)
+	}
+	if sc.SetsidPIDFile != "" {
+		gc := exec.Command(os.Args[0])
+		gc.Env = append(os.Environ(), fakeCLIEnv+"=grandchild")
+		gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := gc.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fake cli: setsid child:", err)
+			return 2
+		}
+		_ = os.WriteFile(sc.SetsidPIDFile, []byte(fmt.Sprint(gc.Process.Pid)), 0o600)
 	}
 
 	lines := make(chan []byte)
@@ -188,6 +203,15 @@ func fakeCLI(scriptJSON string) int {
 					map[string]any{"type": "tool_result", "tool_use_id": "toolu_big", "content": big}}}, "session_id": sessionID})
 				cost += 0.01
 				fakeTurnEnd(sessionID, "after huge", cost, []string{in.UUID})
+			case strings.HasPrefix(text, "ENDLESS"):
+				// One stdout line that never ends, until we are killed.
+				chunk := []byte(`{"type":"assistant","message":{"content":"` + strings.Repeat("A", 1<<20))
+				for {
+					if _, err := os.Stdout.Write(chunk); err != nil {
+						return 1
+					}
+					chunk = chunk[len(chunk)-1<<20:]
+				}
 			case strings.HasPrefix(text, "CRASH"):
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			case strings.HasPrefix(text, "ASKHOST"):

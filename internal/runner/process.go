@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // process is one running CLI.
@@ -23,6 +25,15 @@ type process struct {
 	exited    chan struct{} // closed when cmd.Wait returned
 	waitErr   error
 	requested atomic.Bool // we asked it to stop
+	// tag is in the CLI's environment and its tools': it finds the CLI's
+	// process tree again after the CLI is gone (see killTree).
+	tag string
+	// failure is why we ended a process nobody asked to stop (a stdout
+	// line over the limit, a recovered panic); see fail.
+	failMu  sync.Mutex
+	failure error
+	// gone is set by the one call that finalises the process.
+	gone atomic.Bool
 	// Events are held back until the first system/init of a process started
 	// with --resume/--session-id: if the id is unusable the CLI prints a
 	// result and exits before any init, and the session recovers silently.
@@ -101,6 +112,8 @@ func (s *Session) spawn(ctx context.Context) error {
 	args := s.args(id, resume)
 	env := BuildEnv(s.cfg.InheritEnv, s.cfg.Env)
 	s.mu.Unlock()
+	tag := uuid.NewString()
+	env = append(env, procTagEnv+"="+tag)
 
 	proc, err := s.start(args, env)
 	if err != nil {
@@ -110,6 +123,7 @@ func (s *Session) spawn(ctx context.Context) error {
 		}
 		return err
 	}
+	proc.tag = tag
 	proc.started = release
 	// A CLI that prints nothing (it waits for input) still frees the slot.
 	time.AfterFunc(spawnSlotHold, release)
@@ -151,7 +165,7 @@ func (s *Session) start(args, env []string) (*process, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A grandchild that inherited stderr must not block Wait forever.
 	cmd.WaitDelay = s.cfg.StopTimeout
-	if err := cmd.Start(); err != nil {
+	if err := startOwned(cmd); err != nil {
 		inR.Close()
 		inW.Close()
 		outR.Close()

@@ -26,6 +26,7 @@ import (
 // realScript answers by marker words in the user's prompt.
 func realScript() fakeapi.Script {
 	var rules []fakeapi.Rule
+	rules = append(rules, fakeapi.ToolTurn("ESCAPE", "Bash", map[string]any{"command": escapeCommand, "description": "Start a background server"}, "Started it.")...)
 	rules = append(rules, fakeapi.ToolTurn("BASHRUN", "Bash", map[string]any{"command": "echo hi > out.txt", "description": "Write hi"}, "The command ran.")...)
 	rules = append(rules,
 		fakeapi.Rule{Name: "compact", When: fakeapi.Match{PromptContains: "CRITICAL: Respond with TEXT ONLY"},

@@ -1,55 +1,103 @@
 package runner
 
 import (
-	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// subreaper records whether this process became a child subreaper, so group
-// members that outlive the CLI are reparented to us and must be reaped here.
+// subreaper records whether this process became a child subreaper, so
+// processes that outlive their parent in a CLI's tree are reparented to us
+// (and must be reaped here) instead of to init.
 var subreaper atomic.Bool
+
+var reaperOnce sync.Once
 
 // EnableSubreaper makes the daemon a child subreaper (Linux), so MCP servers
 // and tool processes that escape the CLI become our children instead of
-// init's, and killGroup can reap them rather than leave them running.
+// init's, where the session's end can kill them. It also starts the orphan
+// reaper, which reaps those adopted children whenever one exits, so none is
+// left a zombie. It lives as long as the process.
 func EnableSubreaper() error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return err
 	}
 	subreaper.Store(true)
+	reaperOnce.Do(func() {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGCHLD)
+		go func() {
+			for range ch {
+				reapOrphans()
+			}
+		}()
+	})
 	return nil
 }
 
-// killGroup SIGKILLs what is left of a process group and, as a subreaper,
-// reaps those members. It is called after the leader was reaped by
-// cmd.Wait, so waiting on -pgid never steals another child's status.
-func killGroup(pgid int) {
-	if pgid <= 1 {
-		return
+// owned are the pids of children an exec.Cmd of ours will Wait for. The
+// orphan reaper leaves them alone: reaping one would steal the exit status
+// from its Wait. Every child the daemon starts goes through startOwned.
+var owned = struct {
+	sync.Mutex
+	pids map[int]bool
+}{pids: map[int]bool{}}
+
+// startOwned starts cmd and registers it before the reaper can see it exit.
+func startOwned(cmd *exec.Cmd) error {
+	owned.Lock()
+	defer owned.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	owned.pids[cmd.Process.Pid] = true
+	return nil
+}
+
+// waitOwned waits for a child started by startOwned.
+func waitOwned(cmd *exec.Cmd) error {
+	err := cmd.Wait()
+	owned.Lock()
+	delete(owned.pids, cmd.Process.Pid)
+	owned.Unlock()
+	return err
+}
+
+// reapOrphans reaps every zombie child of ours that no exec.Cmd waits for:
+// processes the subreaper adopted from a CLI's tree. It returns how many.
+func reapOrphans() int {
 	if !subreaper.Load() {
-		return
+		return 0
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-pgid, &ws, unix.WNOHANG, nil)
-		if errors.Is(err, unix.ECHILD) {
-			// None is our child right now; done once the group is empty
-			// (members dying in a chain may be reparented to us later).
-			if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
-				return
-			}
-		}
-		if err == nil && pid > 0 {
+	owned.Lock()
+	defer owned.Unlock()
+	procs, err := listProcs()
+	if err != nil {
+		return 0
+	}
+	self, n := os.Getpid(), 0
+	for _, p := range procs {
+		if p.PPID != self || !p.dead() || owned.pids[p.PID] {
 			continue
 		}
-		time.Sleep(10 * time.Millisecond)
+		var ws unix.WaitStatus
+		if pid, err := unix.Wait4(p.PID, &ws, unix.WNOHANG, nil); err == nil && pid == p.PID {
+			n++
+		}
+	}
+	return n
+}
+
+// killGroup SIGKILLs a CLI's process group. It only signals: the CLI is
+// reaped by its Wait, the rest by killTree and the orphan reaper.
+func killGroup(pgid int) {
+	if pgid > 1 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 }
 

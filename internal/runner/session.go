@@ -60,6 +60,11 @@ type Config struct {
 	ControlTimeout         time.Duration // host → CLI control requests
 	Pool                   *Pool         // nil: no spawn or live limits
 	Logger                 zerolog.Logger
+
+	// Test knobs: a hook that may panic at fault points, and a smaller
+	// stdout line limit than MaxLineBytes.
+	fault   func(faultPoint)
+	maxLine int
 }
 
 // Session is one Claude conversation, run by at most one CLI process at a

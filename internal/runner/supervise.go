@@ -2,20 +2,34 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// supervise reads the process's stdout, reaps it, and handles its exit.
+// supervise reads the process's stdout, reaps it, and handles its exit. A
+// panic here or in the reader ends the process (not the daemon) and is
+// reported in its ProcessExited.
 func (s *Session) supervise(proc *process) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.abandon(proc, s.recovered(proc, "supervisor", r))
+		}
+	}()
 	go func() {
-		proc.waitErr = proc.cmd.Wait()
-		close(proc.exited)
+		defer close(proc.exited)
+		proc.waitErr = waitOwned(proc.cmd)
 	}()
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
+		defer func() {
+			if r := recover(); r != nil {
+				s.recovered(proc, "stdout reader", r)
+			}
+		}()
 		s.readLoop(proc)
 	}()
 	select {
@@ -24,12 +38,12 @@ func (s *Session) supervise(proc *process) {
 	case <-proc.exited:
 		// Everything the CLI wrote is in the pipe; only a grandchild holding
 		// stdout can keep it open now. Give it StopTimeout, then kill the
-		// group, then stop reading.
+		// CLI's tree, then stop reading.
 		select {
 		case <-readDone:
 		case <-time.After(s.cfg.StopTimeout):
-			s.log.Warn().Msg("stdout still open after CLI exit; killing its process group")
-			killGroup(proc.pid)
+			s.log.Warn().Msg("stdout still open after CLI exit; killing its process tree")
+			s.killTree(proc)
 			select {
 			case <-readDone:
 			case <-time.After(s.cfg.StopTimeout):
@@ -38,13 +52,59 @@ func (s *Session) supervise(proc *process) {
 			}
 		}
 	}
-	killGroup(proc.pid) // tools and MCP servers the CLI left behind
+	s.killTree(proc) // tools and MCP servers the CLI left behind
 	_ = proc.stdout.Close()
+	s.fault(faultSupervise)
 	s.processGone(proc)
 }
 
+// killTree kills what is left of proc's process tree: its group, and the
+// tools that left the group (setsid) but carry its tag.
+func (s *Session) killTree(proc *process) {
+	n, err := killTree(proc.pid, proc.tag)
+	if err != nil {
+		s.log.Warn().Err(err).Msg("kill the CLI's process tree")
+	}
+	if n > 0 {
+		s.log.Info().Int("killed", n).Msg("killed processes the CLI left behind")
+	}
+}
+
+// abandon finalises proc after its supervisor panicked: the process was
+// killed by recovered; once it is reaped, its tree goes and the session
+// learns it exited, so the next message starts a new process.
+func (s *Session) abandon(proc *process, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error().Interface("panic", r).Msg("finalising a CLI process after a panic failed")
+		}
+	}()
+	<-proc.exited // SIGKILL cannot be ignored; Wait returns
+	s.killTree(proc)
+	_ = proc.stdout.Close()
+	if !proc.gone.Load() {
+		s.processGone(proc)
+		return
+	}
+	// processGone itself panicked midway: make sure the session is not
+	// left pointing at a dead process, and say what happened.
+	s.mu.Lock()
+	if s.proc == proc {
+		s.proc = nil
+		clear(s.approvals)
+		clear(s.inflight)
+		s.turnOpen = false
+		s.setStateLocked(StateExited)
+	}
+	s.mu.Unlock()
+	if s.cfg.Pool != nil {
+		s.cfg.Pool.processExited(s)
+	}
+	s.emit(ProcessExited{ExitCode: -1, Err: err})
+}
+
 func (s *Session) readLoop(proc *process) {
-	lr := newLineReader(proc.stdout)
+	lr := newLineReader(proc.stdout, s.maxLine())
 	var evs []Event
 	warned := map[string]bool{}
 	defer proc.started()
@@ -52,8 +112,14 @@ func (s *Session) readLoop(proc *process) {
 		line, err := lr.next()
 		proc.started()
 		if err != nil {
+			if errors.Is(err, ErrLineTooLong) {
+				s.log.Error().Err(err).Msg("killing the CLI process: its stdout line is over the limit")
+				proc.fail(err)
+				killGroup(proc.pid)
+			}
 			return
 		}
+		s.fault(faultReadLine)
 		if len(line) == 0 {
 			continue
 		}
@@ -168,10 +234,18 @@ const (
 
 // processGone finalises a process that was reaped.
 func (s *Session) processGone(proc *process) {
-	exit := ProcessExited{ExitCode: proc.cmd.ProcessState.ExitCode(), StderrTail: proc.stderr.String(),
-		Requested: proc.requested.Load()}
-	if ws, ok := proc.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		exit.Signal = ws.Signal().String()
+	if !proc.gone.CompareAndSwap(false, true) {
+		return
+	}
+	exit := ProcessExited{ExitCode: -1, StderrTail: proc.stderr.String(),
+		Requested: proc.requested.Load(), Err: proc.failed()}
+	if ps := proc.cmd.ProcessState; ps != nil {
+		exit.ExitCode = ps.ExitCode()
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			exit.Signal = ws.Signal().String()
+		}
+	} else if proc.waitErr != nil && exit.Err == nil {
+		exit.Err = fmt.Errorf("wait for the CLI: %w", proc.waitErr)
 	}
 	if s.cfg.Pool != nil {
 		s.cfg.Pool.processExited(s)
@@ -222,7 +296,7 @@ func (s *Session) processGone(proc *process) {
 	if !exit.Requested {
 		lvl = s.log.Warn()
 	}
-	lvl.Int("pid", proc.pid).Int("exit_code", exit.ExitCode).Str("signal", exit.Signal).Bool("requested", exit.Requested).Msg("CLI process exited")
+	lvl.Int("pid", proc.pid).Int("exit_code", exit.ExitCode).AnErr("failure", exit.Err).Str("signal", exit.Signal).Bool("requested", exit.Requested).Msg("CLI process exited")
 	s.emit(exit)
 }
 

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
@@ -18,13 +19,19 @@ func CLIVersion(ctx context.Context, binary string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("find claude binary %q: %w", binary, err)
 	}
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
-	if err != nil {
+	// Through startOwned, so the orphan reaper never reaps it under Wait.
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Stdout = &out
+	if err := startOwned(cmd); err != nil {
 		return "", fmt.Errorf("run %s --version: %w", path, err)
 	}
-	v := versionRe.FindString(string(out))
+	if err := waitOwned(cmd); err != nil {
+		return "", fmt.Errorf("run %s --version: %w", path, err)
+	}
+	v := versionRe.FindString(out.String())
 	if v == "" {
-		return "", fmt.Errorf("run %s --version: no version in %q", path, out)
+		return "", fmt.Errorf("run %s --version: no version in %q", path, out.String())
 	}
 	return v, nil
 }
