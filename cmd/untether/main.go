@@ -89,6 +89,7 @@ func configFlag(fs *flag.FlagSet) *string {
 }
 
 func runDaemon(args []string, stderr io.Writer) int {
+	setUndumpable(stderr)
 	flags := flag.NewFlagSet("run", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	path := configFlag(flags)

@@ -189,10 +189,22 @@ func baseEnv(home string, extra ...string) []string {
 // still running, so a failing test never leaves a daemon behind.
 func startProcess(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return startCommand(t, exec.Command(binary, args...), env)
+}
+
+// startCommand is startProcess for a prepared command (another path to the
+// binary, a Credential in its SysProcAttr).
+func startCommand(t *testing.T, cmd *exec.Cmd, env []string) *process {
+	t.Helper()
+	args := cmd.Args[1:]
 	cmd.Env = env
-	cmd.Dir = t.TempDir() // never a directory the daemon or Claude should use
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.Dir == "" {
+		cmd.Dir = t.TempDir() // never a directory the daemon or Claude should use
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	p := &process{t: t, cmd: cmd, stdout: newSyncBuffer(), stderr: newSyncBuffer(), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	require.NoError(t, cmd.Start())

@@ -13,7 +13,16 @@ var inheritedEnv = map[string]bool{
 	"LANG": true, "TERM": true, "TMPDIR": true, "TZ": true,
 }
 
+// withheldEnv are never inherited although they match a prefix above:
+// they lead to the user's session bus and systemd manager, through which a
+// tool could start processes outside every sandbox (systemd-run --user).
+// Only the configured env table can set them, knowingly.
+var withheldEnv = map[string]bool{"XDG_RUNTIME_DIR": true, "DBUS_SESSION_BUS_ADDRESS": true}
+
 func inheritable(name string) bool {
+	if withheldEnv[name] {
+		return false
+	}
 	return inheritedEnv[name] || strings.HasPrefix(name, "LC_") || strings.HasPrefix(name, "XDG_")
 }
 
