@@ -173,6 +173,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	b.out = outbox.New(b.bot, oopts)
 
 	b.runCtx = ctx
+	defer b.startUploadPruner(ctx)() // uploads.go
 	if err := b.reconcile(ctx); err != nil {
 		b.log.Error().Err(err).Msg("reconcile state left by the previous run")
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
 
@@ -311,18 +310,8 @@ func (c *chat) onMessage(m *models.Message) {
 		c.onCommand(cmd, m)
 		return
 	}
-	if len(m.Photo) > 0 || m.Document != nil {
-		workdir := c.record().Workdir
-		if workdir == "" {
-			workdir = c.b.Config().Claude.Workdir
-		}
-		in, err := c.attachmentInput(m, workdir)
-		if err != nil {
-			c.log.Warn().Err(err).Msg("attachment")
-			c.reply("⚠️ Could not pass this file to Claude: "+render.EscapeHTML(err.Error()), m.ID)
-			return
-		}
-		c.send(in, m.ID)
+	if _, ok := attachmentOf(m); ok {
+		c.sendAttachment(m) // attachments.go
 		return
 	}
 	if m.Text == "" {

@@ -118,13 +118,17 @@ func (c *chat) sendToClaude(text string, msgID int) {
 // the CLI, or wait for a live-process slot) runs off the actor; see
 // dispatch.go.
 func (c *chat) send(input runner.UserInput, msgID int) {
+	c.sendOutgoing(&outgoing{input: input, msgID: msgID, label: labelOf(input)})
+}
+
+func (c *chat) sendOutgoing(o *outgoing) {
 	if _, err := c.ensureSession(); err != nil {
 		c.log.Error().Err(err).Msg("create session")
-		c.reply("⚠️ Could not start Claude: "+render.EscapeHTML(err.Error()), msgID)
+		c.reply("⚠️ Could not start Claude: "+render.EscapeHTML(err.Error()), o.msgID)
 		return
 	}
 	if c.turn == nil || c.turn.done {
-		c.startTurn(msgID)
+		c.startTurn(o.msgID)
 	}
-	c.enqueue(&outgoing{input: input, msgID: msgID, label: labelOf(input)})
+	c.enqueue(o)
 }

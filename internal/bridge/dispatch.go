@@ -27,6 +27,9 @@ type outgoing struct {
 	state    runner.MessageState // its fate in the CLI, once written
 	deferred bool                // left for the next start by a drain
 	cancel   context.CancelFunc
+	// prepare, when set, builds input in the hand-over goroutine (an
+	// attachment's download and save; attachments.go).
+	prepare func(context.Context) (runner.UserInput, error)
 }
 
 // sendQueue is the chat's messages not yet written to the CLI.
@@ -88,7 +91,11 @@ func (c *chat) pump() {
 	o.cancel = cancel
 	c.sends.inFlight, c.sends.since = o, time.Now()
 	go func() {
-		uuid, err := sess.Send(ctx, o.input)
+		var uuid runner.MessageUUID
+		err := o.ready(ctx) // attachments.go
+		if err == nil {
+			uuid, err = sess.Send(ctx, o.input)
+		}
 		cancel()
 		c.post(item{fn: func() { c.sendDone(sess, o, uuid, err) }})
 	}()
@@ -133,6 +140,9 @@ func (c *chat) sendDone(sess *runner.Session, o *outgoing, uuid runner.MessageUU
 
 // sendErrorText explains a failed hand-over.
 func (c *chat) sendErrorText(err error) string {
+	if ue := (*uploadError)(nil); errors.As(err, &ue) {
+		return ue.userText()
+	}
 	return "⚠️ Could not send your message to Claude: " + render.EscapeHTML(err.Error())
 }
 
