@@ -2,8 +2,12 @@
 # test.sh: the whole test suite, as CI runs it.
 #
 #   scripts/test.sh [go test flags...]      e.g. scripts/test.sh -run RealCLI ./internal/runner
+#   CLAUDE_VERSION=2.1.332 scripts/test.sh  the same against another CLI release
 #
-# 1. downloads Go modules and installs the pinned Claude CLI (scripts/install-claude.sh);
+# 1. downloads Go modules and installs the Claude CLI (scripts/install-claude.sh): the
+#    pinned version, or $CLAUDE_VERSION when set, which then also wins over a
+#    $UNTETHER_CLAUDE_BIN left in the environment (the real-CLI tests check that the
+#    binary they run is that version);
 # 2. runs gofmt, go vet and `go test -race ./...` with UNTETHER_REQUIRE_REAL_CLAUDE=1,
 #    so the real-CLI tests fail instead of skipping if the CLI is missing;
 # 3. does so inside a loopback-only network namespace when the machine allows it
@@ -14,7 +18,12 @@ cd "$root"
 
 if [ -z "${UNTETHER_IN_NETNS:-}" ]; then
   go mod download
+  if [ -n "${CLAUDE_VERSION:-}" ]; then
+    UNTETHER_CLAUDE_BIN="$(scripts/install-claude.sh)"
+    export CLAUDE_VERSION
+  fi
   export UNTETHER_CLAUDE_BIN="${UNTETHER_CLAUDE_BIN:-$(scripts/install-claude.sh)}"
+  echo "test.sh: Claude CLI ${CLAUDE_VERSION:-(pinned)}: $UNTETHER_CLAUDE_BIN" >&2
   # Build test binaries before dropping the network: the build cache and the
   # module cache are all the tests need afterwards.
   go test -race -count=1 -run '^$' ./... >/dev/null

@@ -59,10 +59,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	if v, err := runner.CLIVersion(ctx, cfg.Claude.Binary); err != nil {
 		say("error", "claude: %v", err)
-	} else if v != runner.TestedVersion {
-		say("warn", "claude %s found; untether is tested with %s", v, runner.TestedVersion)
+	} else if ok, msg := claudeVersionFinding(v); !ok {
+		say("warn", "%s", msg)
 	} else {
-		say("ok", "claude %s (the tested version)", v)
+		say("ok", "%s", msg)
 	}
 	if err := os.MkdirAll(cfg.State.Dir, 0o700); err != nil {
 		say("error", "state dir %s: %v", cfg.State.Dir, err)

@@ -61,6 +61,8 @@ func TestCheck(t *testing.T) {
 		{name: "world-readable-token", mode: 0o604, wantCode: exitOK},
 		{name: "untested-claude", wantCode: exitOK,
 			edit: func(c *daemonConfig, dir string) { c.Binary = stubClaude(t, mkdir(t, dir, "old"), "1.0.0") }},
+		{name: "newer-claude", wantCode: exitOK,
+			edit: func(c *daemonConfig, dir string) { c.Binary = stubClaude(t, mkdir(t, dir, "new"), "99.1.2") }},
 		{name: "claude-missing", wantCode: exitConfig,
 			edit: func(c *daemonConfig, dir string) { c.Binary = filepath.Join(dir, "no-such-dir", "claude") }},
 		{name: "claude-not-on-path", wantCode: exitConfig,
@@ -159,6 +161,9 @@ func runCheckCase(t *testing.T, tg *tgfake.Server, tc checkCase) (string, int) {
 	out := b.String()
 	out = strings.ReplaceAll(out, tg.URL(), "$TELEGRAM")
 	out = strings.ReplaceAll(out, dir, "$DIR")
+	// The range first: its lower bound may be the pinned version.
+	out = strings.ReplaceAll(out, runner.TestedRange.String(), "$TESTED_RANGE")
+	out = strings.ReplaceAll(out, runner.TestedRange.Max, "$TESTED_MAX")
 	out = strings.ReplaceAll(out, runner.TestedVersion, "$TESTED")
 	return out, code
 }

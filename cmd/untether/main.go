@@ -137,6 +137,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 		Int("allowed_users", users).Bool("allow_any_user", cfg.Telegram.AllowAnyUser).
 		Str("claude_version", claudeVersion).AnErr("claude_version_error", verr).
 		Str("state_dir", cfg.State.Dir).Msg("untether starting")
+	warnUntestedClaude(&log, claudeVersion, verr)
 
 	sd := notify.New()
 	ready := make(chan struct{})

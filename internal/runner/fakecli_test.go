@@ -212,6 +212,10 @@ func fakeCLI(scriptJSON string) int {
 					}
 					chunk = chunk[len(chunk)-1<<20:]
 				}
+			case strings.HasPrefix(text, "FUTURE"):
+				printFutureFrames()
+				cost += 0.01
+				fakeTurnEnd(sessionID, "after future frames", cost, []string{in.UUID})
 			case strings.HasPrefix(text, "CRASH"):
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			case strings.HasPrefix(text, "ASKHOST"):

@@ -19,7 +19,8 @@ import (
 	"github.com/untether/untether/internal/runner/fakeapi"
 )
 
-// Version is the pinned Claude Code CLI version the real-CLI tests run.
+// Version is the pinned Claude Code CLI version the real-CLI tests run
+// unless $CLAUDE_VERSION names another (see WantVersion).
 const Version = "2.1.328"
 
 // Environment variables that steer Binary.
@@ -29,11 +30,28 @@ const (
 	// EnvRequire, set to "1" (as CI does), turns a missing CLI into a test
 	// failure instead of a skip, so real-CLI tests can never silently skip.
 	EnvRequire = "UNTETHER_REQUIRE_REAL_CLAUDE"
+	// EnvVersion selects another CLI version than the pinned one, as
+	// `make conformance CLAUDE_VERSION=x.y.z` does; scripts/install-claude.sh
+	// reads the same variable.
+	EnvVersion = "CLAUDE_VERSION"
 )
 
-// installedPath is where scripts/install-claude.sh puts the pinned CLI,
+// installedPath is where scripts/install-claude.sh puts a CLI version,
 // relative to the module root.
-var installedPath = filepath.Join(".tools", "claude-"+Version, "node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
+func installedPath(version string) string {
+	return filepath.Join(".tools", "claude-"+version, "node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
+}
+
+// WantVersion is the CLI version the real-CLI tests expect to run:
+// $CLAUDE_VERSION when set, else the pinned Version.
+func WantVersion() string { return wantVersion(os.Getenv) }
+
+func wantVersion(getenv func(string) string) string {
+	if v := getenv(EnvVersion); v != "" {
+		return v
+	}
+	return Version
+}
 
 // BaseArgs are the flags every CLI started by Command gets: stream-json in and
 // out (which requires --verbose) and permission prompts over the stdio
@@ -55,8 +73,8 @@ var (
 	ErrManagedVar = errors.New("variable is managed by claudetest")
 )
 
-// Binary returns the pinned CLI's path: $UNTETHER_CLAUDE_BIN if set, else
-// <module root>/.tools/claude-<Version>/…/claude.exe. When the CLI is not
+// Binary returns the CLI's path: $UNTETHER_CLAUDE_BIN if set, else
+// <module root>/.tools/claude-<WantVersion>/…/claude.exe. When the CLI is not
 // installed the test is skipped, or fails if $UNTETHER_REQUIRE_REAL_CLAUDE=1.
 // A set but unusable $UNTETHER_CLAUDE_BIN always fails.
 func Binary(t testing.TB) string {
@@ -78,7 +96,7 @@ func Binary(t testing.TB) string {
 			"* Run scripts/install-claude.sh to install Claude Code %s,\n"+
 			"* or point %s at a claude binary.\n"+
 			"************************************************************",
-			err, Version, EnvBinary)
+			err, WantVersion(), EnvBinary)
 	default:
 		t.Fatalf("claudetest: %v", err)
 	}
@@ -98,7 +116,7 @@ func findBinary(getenv func(string) string, wd string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("locate the pinned Claude CLI: %w", err)
 	}
-	p := filepath.Join(root, installedPath)
+	p := filepath.Join(root, installedPath(wantVersion(getenv)))
 	if err := checkExecutable(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("%w: %s is missing", ErrNotInstalled, p)

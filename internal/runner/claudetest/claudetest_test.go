@@ -87,7 +87,7 @@ func TestModuleRoot(t *testing.T) {
 func TestFindBinary(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644))
-	installed := filepath.Join(root, installedPath)
+	installed := filepath.Join(root, installedPath(Version))
 	exe := filepath.Join(t.TempDir(), "claude")
 	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
 	notExe := filepath.Join(t.TempDir(), "claude")
@@ -123,6 +123,19 @@ func TestFindBinary(t *testing.T) {
 	got, err = findBinary(env(""), filepath.Join(root))
 	require.NoError(t, err)
 	assert.Equal(t, installed, got)
+
+	// $CLAUDE_VERSION looks for that version's install instead.
+	other := func(k string) string {
+		if k == EnvVersion {
+			return "9.9.9"
+		}
+		return ""
+	}
+	_, err = findBinary(other, root)
+	require.ErrorIs(t, err, ErrNotInstalled)
+	assert.Contains(t, err.Error(), filepath.Join(root, installedPath("9.9.9")))
+	assert.Equal(t, "9.9.9", wantVersion(other))
+	assert.Equal(t, Version, wantVersion(env("")))
 
 	// Outside any module.
 	_, err = findBinary(env(""), "/")

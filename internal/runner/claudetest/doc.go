@@ -1,6 +1,7 @@
 // Package claudetest is the one way tests start the real Claude Code CLI.
 //
-// It finds the pinned CLI binary (installed by scripts/install-claude.sh),
+// It finds the CLI binary installed by scripts/install-claude.sh (the pinned
+// Version, or the one $CLAUDE_VERSION names for a conformance run),
 // starts a fakeapi server, and builds the CLI's environment so that a test can
 // never talk to the real Anthropic API or any other network service:
 //

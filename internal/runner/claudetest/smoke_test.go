@@ -131,7 +131,7 @@ func TestRealCLIOneTurn(t *testing.T) {
 
 	init, ok := find(frames, "system/init")
 	require.True(t, ok, "no system/init frame")
-	assert.Equal(t, Version, init.raw["claude_code_version"], "the pinned CLI ran")
+	assert.Equal(t, WantVersion(), init.raw["claude_code_version"], "the CLI version asked for ran")
 	assert.Equal(t, env.Workdir, init.raw["cwd"], "the CLI ran in Workdir")
 	assert.Equal(t, "ANTHROPIC_API_KEY", init.raw["apiKeySource"])
 
@@ -151,7 +151,7 @@ func TestRealCLIOneTurn(t *testing.T) {
 	assert.Equal(t, "greet", c.Rule)
 	assert.Equal(t, "hi", c.LastPrompt())
 	assert.Equal(t, "test", c.Header.Get("X-Api-Key"))
-	assert.Contains(t, c.Header.Get("User-Agent"), "claude-cli/"+Version)
+	assert.Contains(t, c.Header.Get("User-Agent"), "claude-cli/"+WantVersion())
 	assert.Contains(t, string(c.Body), "Primary working directory: "+env.Workdir, "{{cwd}} captures this")
 	// With the offline env the CLI calls nothing but the model: no
 	// /api/hello preflight (which it sends when nonessential traffic is on).
