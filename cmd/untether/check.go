@@ -55,6 +55,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if fi, err := os.Stat(*path); err == nil && fi.Mode().Perm()&0o077 != 0 && !cfg.Telegram.BotToken.IsZero() && os.Getenv(config.EnvBotToken) == "" {
 		say("warn", "config %s holds the bot token and is readable by group or others (mode %v); chmod 600 it", *path, fi.Mode().Perm())
 	}
+	trustWarnings(cfg, *path, os.Geteuid(), say) // check_trust.go
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if v, err := runner.CLIVersion(ctx, cfg.Claude.Binary); err != nil {

@@ -58,6 +58,15 @@ func TestCheck(t *testing.T) {
 			edit: func(c *daemonConfig, _ string) { c.Token = "" },
 			env:  func(string) []string { return []string{"UNTETHER_TELEGRAM_BOT_TOKEN=" + tgfake.DefaultToken} }},
 		{name: "group-readable-token", mode: 0o640, wantCode: exitOK},
+		{name: "trust-warnings", wantCode: exitOK, edit: func(c *daemonConfig, dir string) {
+			c.Token = ""
+			c.TelegramExtra = "allowed_chat_ids = [-100123]\ngroup_trigger = \"all\"\n"
+			c.ClaudeExtra = "allowed_modes = [\"default\", \"bypassPermissions\"]\n"
+			c.Env = map[string]string{"IS_SANDBOX": "1"}
+			envFile := filepath.Join(dir, "untether.env")
+			require.NoError(t, os.WriteFile(envFile, []byte("UNTETHER_TELEGRAM_BOT_TOKEN="+tgfake.DefaultToken+"\n"), 0o644))
+			require.NoError(t, os.Chmod(envFile, 0o644))
+		}, env: func(string) []string { return []string{"UNTETHER_TELEGRAM_BOT_TOKEN=" + tgfake.DefaultToken} }},
 		{name: "world-readable-token", mode: 0o604, wantCode: exitOK},
 		{name: "untested-claude", wantCode: exitOK,
 			edit: func(c *daemonConfig, dir string) { c.Binary = stubClaude(t, mkdir(t, dir, "old"), "1.0.0") }},
@@ -165,5 +174,6 @@ func runCheckCase(t *testing.T, tg *tgfake.Server, tc checkCase) (string, int) {
 	out = strings.ReplaceAll(out, runner.TestedRange.String(), "$TESTED_RANGE")
 	out = strings.ReplaceAll(out, runner.TestedRange.Max, "$TESTED_MAX")
 	out = strings.ReplaceAll(out, runner.TestedVersion, "$TESTED")
+	out = strings.ReplaceAll(out, "warn  "+rootWarning+"\n", "") // depends on who runs the tests; see TestTrustWarnings
 	return out, code
 }

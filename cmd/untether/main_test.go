@@ -386,6 +386,8 @@ type daemonConfig struct {
 	PollTimeout  string
 	MaxRows      int
 	LogLevel     string
+	// TelegramExtra and ClaudeExtra are raw lines added to those sections.
+	TelegramExtra, ClaudeExtra string
 }
 
 func (c daemonConfig) toml() string {
@@ -401,6 +403,7 @@ func (c daemonConfig) toml() string {
 	}
 	fmt.Fprintf(&b, "allowed_user_ids = [%s]\n", strings.Join(users, ", "))
 	fmt.Fprintf(&b, "poll_timeout = %q\n", or(c.PollTimeout, "2s"))
+	b.WriteString(c.TelegramExtra)
 	b.WriteString("\n[claude]\n")
 	fmt.Fprintf(&b, "binary = %q\nworkdir = %q\n", c.Binary, c.Workdir)
 	if c.Home != "" {
@@ -420,6 +423,7 @@ func (c daemonConfig) toml() string {
 		fmt.Fprintf(&b, " %s = %q", k, c.Env[k])
 	}
 	b.WriteString(" }\n")
+	b.WriteString(c.ClaudeExtra)
 	b.WriteString("\n[progress]\ninterval = \"300ms\"\n")
 	if c.MaxRows > 0 {
 		fmt.Fprintf(&b, "max_rows = %d\n", c.MaxRows)
