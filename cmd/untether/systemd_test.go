@@ -183,6 +183,14 @@ func TestSystemdUnits(t *testing.T) {
 			assert.NotEmpty(t, u.words(svc, "ReadWritePaths"))
 			assert.Empty(t, u[svc]["MemoryDenyWriteExecute"], "the CLI's JavaScript JIT needs W+X memory")
 
+			// Files in a shared project stay usable by the group, never by
+			// others; the daemon keeps its state private by itself.
+			assert.Equal(t, "0027", u.one(t, svc, "UMask"))
+			// Bounded: a runaway tool (fork bomb, leak) cannot take the
+			// machine down with it.
+			assert.NotEmpty(t, u.one(t, svc, "TasksMax"))
+			assert.NotEmpty(t, u.one(t, svc, "MemoryHigh"))
+
 			assert.NotEmpty(t, u.one(t, "Install", "WantedBy"))
 		})
 	}
@@ -194,6 +202,7 @@ func TestSystemdUnits(t *testing.T) {
 		// The CLI's HOME (the user's home, the StateDirectory) stays
 		// writable under ProtectSystem=strict.
 		assert.Equal(t, "untether", u.one(t, "Service", "StateDirectory"))
+		assert.Equal(t, "0700", u.one(t, "Service", "StateDirectoryMode"), "HOME holds the CLI's login")
 	})
 	t.Run("user unit keeps persistence paths read-only", func(t *testing.T) {
 		u, err := parseUnit(unitPath("untether-user.service"))
