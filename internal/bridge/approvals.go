@@ -2,9 +2,9 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,13 +21,11 @@ type approval struct {
 	token    string
 	req      runner.ApprovalRequested
 	msg      *outbox.Message
+	created  time.Time
 	deadline time.Time
-	answers  map[string]string // AskUserQuestion: question → chosen label
-	options  []optionRef       // button index → question/label
 	sess     *runner.Session
+	q        *questionnaire // AskUserQuestion only
 }
-
-type optionRef struct{ question, label string }
 
 func (c *chat) onPress(p *press) {
 	switch p.kind {
@@ -39,12 +37,14 @@ func (c *chat) onPress(p *press) {
 		c.keepWaiting(p)
 	case btnPick:
 		c.onPick(p)
-	default:
-		a, ok := c.approvals[p.token]
-		if !ok {
-			return
+	case btnOption, btnToggle, btnDone:
+		if a, ok := c.approvals[p.token]; ok {
+			c.onQuestionPress(a, p)
 		}
-		c.decide(a, p)
+	default:
+		if a, ok := c.approvals[p.token]; ok {
+			c.decide(a, p)
+		}
 	}
 }
 
@@ -52,20 +52,21 @@ func (c *chat) requestApproval(req runner.ApprovalRequested) {
 	req.Suggestions = c.allowedSuggestions(req.Suggestions) // modes.go
 	cfg := c.b.Config()
 	now := time.Now()
-	a := &approval{token: newToken(), req: req, deadline: now.Add(cfg.Claude.ApprovalTimeout.Std()),
-		answers: map[string]string{}, sess: c.sess}
-	buttons := render.ApprovalButtons{
-		Approve: callbackData(btnApprove, a.token, 0),
-		Deny:    callbackData(btnDeny, a.token, 0),
-		Always:  callbackData(btnAlways, a.token, 0),
+	a := &approval{token: newToken(), req: req, created: now, deadline: now.Add(cfg.Claude.ApprovalTimeout.Std()), sess: c.sess}
+	var (
+		html string
+		kb   render.Keyboard
+	)
+	if req.Tool == "AskUserQuestion" {
+		a.q = newQuestionnaire(req)
+		html, kb = c.renderQuestion(a)
+	} else {
+		html, kb = render.RenderApproval(req, render.ApprovalButtons{
+			Approve: callbackData(btnApprove, a.token, 0),
+			Deny:    callbackData(btnDeny, a.token, 0),
+			Always:  callbackData(btnAlways, a.token, 0),
+		})
 	}
-	for _, q := range req.Questions {
-		for _, o := range q.Options {
-			buttons.Options = append(buttons.Options, callbackData(btnOption, a.token, len(a.options)))
-			a.options = append(a.options, optionRef{question: q.Question, label: o.Label})
-		}
-	}
-	html, kb := render.RenderApproval(req, buttons)
 	// Recorded before the message exists, so a press after a crash finds
 	// the request (and learns that it expired).
 	if err := c.b.store.PutApproval(c.ctx(), state.Approval{Token: a.token, Key: c.key, RequestID: string(req.RequestID),
@@ -95,6 +96,26 @@ func (c *chat) requestApproval(req runner.ApprovalRequested) {
 	}()
 }
 
+// pendingItems lists the open approvals for /status, oldest first.
+func (c *chat) pendingItems() []render.PendingItem {
+	out := make([]render.PendingItem, 0, len(c.approvals))
+	for _, a := range c.approvals {
+		tool := a.req.DisplayName
+		switch a.req.Tool {
+		case "AskUserQuestion":
+			tool = "Question"
+		case "ExitPlanMode":
+			tool = "Plan"
+		}
+		if tool == "" {
+			tool = a.req.Tool
+		}
+		out = append(out, render.PendingItem{Tool: tool, Summary: a.req.Summary, Since: a.created})
+	}
+	slices.SortFunc(out, func(x, y render.PendingItem) int { return x.Since.Compare(y.Since) })
+	return out
+}
+
 func userName(u models.User) string {
 	if u.Username != "" {
 		return "@" + u.Username
@@ -106,75 +127,79 @@ func userName(u models.User) string {
 	return name
 }
 
-// decide applies a button press to a pending approval.
+// decide applies an Approve, Deny or Always press to a pending approval.
 func (c *chat) decide(a *approval, p *press) {
 	var (
 		d       runner.Decision
 		outcome render.Decision
 		stDec   state.Decision
-		note    string
 	)
-	plan := a.req.Tool == "ExitPlanMode"
+	if a.q != nil && p.kind != btnDeny {
+		return // a question is answered, never approved
+	}
 	switch p.kind {
 	case btnApprove:
 		d, outcome, stDec = runner.Decision{Behavior: runner.Allow}, render.DecisionApproved, state.DecisionAllow
 	case btnDeny:
 		msg := "The user denied this action from Telegram."
-		if plan {
+		switch a.req.Tool {
+		case "ExitPlanMode":
 			msg = "The user wants to keep planning; revise the plan."
+		case "AskUserQuestion":
+			msg = "The user chose not to answer from Telegram."
 		}
 		d, outcome, stDec = runner.Decision{Behavior: runner.Deny, Message: msg}, render.DecisionDenied, state.DecisionDeny
 	case btnAlways:
 		d = runner.Decision{Behavior: runner.Allow, UpdatedPermissions: a.req.Suggestions}
 		outcome, stDec = render.DecisionAlwaysAllowed, state.DecisionAlways
-	case btnOption:
-		if p.arg >= len(a.options) {
-			return
-		}
-		opt := a.options[p.arg]
-		a.answers[opt.question] = opt.label
-		if len(a.answers) < len(a.req.Questions) {
-			return // wait until every question has an answer
-		}
-		input := map[string]any{}
-		_ = json.Unmarshal(a.req.Input, &input)
-		input["answers"] = a.answers
-		updated, err := json.Marshal(input)
-		if err != nil {
-			c.log.Error().Err(err).Msg("encode answers")
-			return
-		}
-		labels := make([]string, 0, len(a.answers))
-		for _, q := range a.req.Questions {
-			labels = append(labels, a.answers[q.Question])
-		}
-		note = strings.Join(labels, ", ")
-		d, outcome, stDec = runner.Decision{Behavior: runner.Allow, UpdatedInput: updated}, render.Answered(note), state.DecisionAnswer
 	default:
 		return
 	}
-	if err := c.b.store.DecideApproval(c.ctx(), a.token, stDec, state.UserID(p.from.ID), time.Now(), note); err != nil {
-		if errors.Is(err, state.ErrAlreadyDecided) {
-			return // another press won
-		}
-		c.log.Error().Err(err).Msg("record approval decision")
+	c.resolve(a, d, outcome, stDec, &p.from, "")
+}
+
+// resolve writes the decision to the CLI and only then records and shows
+// it, so the audit log never claims a decision Claude did not get. from is
+// nil when untether decided (expiry).
+func (c *chat) resolve(a *approval, d runner.Decision, outcome render.Decision, stDec state.Decision, from *models.User, note string) {
+	var (
+		by  string
+		uid state.UserID
+	)
+	if from != nil {
+		by, uid = userName(*from), state.UserID(from.ID)
 	}
 	if err := a.sess.Respond(a.req.RequestID, d); err != nil {
-		c.log.Warn().Err(err).Msg("answer approval")
 		if errors.Is(err, runner.ErrUnknownRequest) {
-			outcome = render.DecisionWithdrawn
+			// The CLI withdrew the request, or its process ended, before
+			// the press was handled: nobody decided anything.
+			c.log.Info().Err(err).Msg("approval withdrawn before the answer")
+			outcome, stDec, by, uid, note = render.DecisionWithdrawn, state.DecisionWithdrawn, "", 0, ""
+		} else {
+			// Recorded as interrupted (the request ends unanswered), the
+			// note saying why and what the user chose.
+			c.log.Error().Err(err).Str("chosen", string(stDec)).Msg("could not reach Claude with the approval answer")
+			note = strings.TrimSpace("could not reach Claude (" + err.Error() + "); chosen: " + string(stDec) + " " + note)
+			outcome, stDec = render.Undelivered(outcome), state.DecisionInterrupted
 		}
 	}
-	by := userName(p.from)
+	if err := c.b.store.DecideApproval(c.ctx(), a.token, stDec, uid, time.Now(), note); err != nil {
+		c.log.Error().Err(err).Msg("record approval decision")
+	}
 	c.closeApproval(a, "", outcome, &by, note)
-	if c.turn != nil {
+	switch {
+	case c.turn == nil:
+	case from == nil:
+		c.turn.view.Expire(a.req.RequestID) // the refusal is not the user's
+	default:
 		c.turn.view.Resolve(a.req.RequestID)
 	}
 }
 
 // closeApproval edits the approval message to its outcome, removes its
 // buttons and forgets it. stDec, when set, is recorded (for outcomes no
-// user chose: withdrawn, expired).
+// user chose and no answer was written for: withdrawn); resolve records the
+// rest itself, after the CLI has the answer.
 func (c *chat) closeApproval(a *approval, stDec state.Decision, outcome render.Decision, by *string, note string) {
 	if a == nil {
 		return
@@ -198,12 +223,6 @@ func (c *chat) closeApproval(a *approval, stDec state.Decision, outcome render.D
 }
 
 func (c *chat) expireApproval(a *approval) {
-	if err := a.sess.Respond(a.req.RequestID, runner.Decision{Behavior: runner.Deny,
-		Message: "Nobody answered this request in time, so it was denied."}); err != nil {
-		c.log.Info().Err(err).Msg("deny expired approval")
-	}
-	c.closeApproval(a, state.DecisionExpired, render.DecisionExpired, nil, "approval timeout")
-	if c.turn != nil {
-		c.turn.view.Expire(a.req.RequestID) // the refusal is not the user's
-	}
+	c.resolve(a, runner.Decision{Behavior: runner.Deny, Message: "Nobody answered this request in time, so it was denied."},
+		render.DecisionExpired, state.DecisionExpired, nil, "approval timeout")
 }

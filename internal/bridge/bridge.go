@@ -82,6 +82,8 @@ const (
 	btnDeny    buttonKind = 'd'
 	btnAlways  buttonKind = 'A'
 	btnOption  buttonKind = 'o'
+	btnToggle  buttonKind = 't' // ticks a multi-select option
+	btnDone    buttonKind = 'D' // finishes a multi-select question
 	btnCancel  buttonKind = 'c'
 	// btnContinue resumes a turn a restart stopped at an approval; its
 	// token is the approval's, valid across restarts (drain.go).
@@ -558,8 +560,10 @@ func pressAck(kind buttonKind) string {
 		return "Denied"
 	case btnAlways:
 		return "Always allowed"
-	case btnOption:
+	case btnOption, btnDone:
 		return "Answered"
+	case btnToggle:
+		return "" // the message itself shows the tick
 	case btnCancel:
 		return "Cancelling…"
 	case btnKeepWaiting:
@@ -623,7 +627,7 @@ func (b *Bridge) forgetButton(token string) {
 }
 
 func callbackData(kind buttonKind, token string, arg int) string {
-	if kind == btnOption || kind == btnPick {
+	if kind == btnOption || kind == btnPick || kind == btnToggle || kind == btnDone {
 		return string(kind) + ":" + token + ":" + strconv.Itoa(arg)
 	}
 	return string(kind) + ":" + token
@@ -638,7 +642,7 @@ func parseCallbackData(data string) (buttonKind, string, int, bool) {
 	switch kind {
 	case btnApprove, btnDeny, btnAlways, btnCancel, btnContinue, btnKeepWaiting:
 		return kind, parts[1], 0, len(parts) == 2
-	case btnOption, btnPick:
+	case btnOption, btnPick, btnToggle, btnDone:
 		if len(parts) != 3 {
 			return 0, "", 0, false
 		}

@@ -310,6 +310,9 @@ func (c *chat) onMessage(m *models.Message) {
 		c.onCommand(cmd, m)
 		return
 	}
+	if c.answerByReply(m) { // a reply to an open question answers it (questions.go)
+		return
+	}
 	if _, ok := attachmentOf(m); ok {
 		c.sendAttachment(m) // attachments.go
 		return

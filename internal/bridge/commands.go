@@ -53,7 +53,7 @@ func (c *chat) status() string {
 	cfg := c.b.Config()
 	info := render.StatusInfo{SessionID: rec.SessionID, Model: modelName(c.currentModel()), Mode: string(c.currentMode()),
 		CostUSD: rec.CostUSD, Turns: rec.Turns, Workdir: cfg.Claude.Workdir, LastActive: rec.LastActive,
-		PendingApprovals: len(c.approvals), Now: time.Now(), ProcessState: string(runner.StateExited)}
+		PendingApprovals: len(c.approvals), Pending: c.pendingItems(), Now: time.Now(), ProcessState: string(runner.StateExited)}
 	if c.sess != nil {
 		info.ProcessState = string(c.sess.State())
 	}

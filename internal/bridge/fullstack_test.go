@@ -283,7 +283,7 @@ func TestApproveDenyAlways(t *testing.T) {
 		m, _ := r.tg.Snapshot().Message(chat, ap.ID)
 		assert.Empty(t, m.Keyboard, "the decided approval has no buttons")
 		assert.Contains(t, m.Text, "Approved")
-		assert.Contains(t, m.Text, "U", "who decided")
+		assert.Contains(t, m.Text, "Approved by @alice", "who decided")
 		require.NotEmpty(t, r.tg.CallbackAnswers())
 	})
 	t.Run("deny", func(t *testing.T) {

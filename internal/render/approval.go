@@ -19,9 +19,11 @@ type ApprovalButtons struct {
 	// Always is shown only when the request carries permission
 	// suggestions; pressing it means "allow and apply the suggestions".
 	Always string
-	// Options holds the callback data of each AskUserQuestion option, in
-	// order across all questions.
+	// Options holds the callback data of the current AskUserQuestion
+	// question's options, in order (see [RenderQuestion]).
 	Options []string
+	// Done finishes a multi-select question.
+	Done string
 }
 
 // Decision is the outcome line of a decided approval, e.g. "Approved".
@@ -40,6 +42,12 @@ const (
 // Answered is the decision for an AskUserQuestion answered with label.
 func Answered(label string) Decision { return Decision("Answered: " + label) }
 
+// Undelivered is the outcome when the user chose but the answer could not
+// be written to the CLI, so Claude never got it.
+func Undelivered(chosen Decision) Decision {
+	return Decision("Could not reach Claude; not delivered: " + string(chosen))
+}
+
 // Layout limits of approval messages, in UTF-16 units or lines.
 const (
 	approvalDescMax   = 300
@@ -56,9 +64,12 @@ const (
 // RenderApproval renders a tool-permission request as a new message (so
 // the phone notifies) with its buttons. The text names the tool and shows
 // what it would do: a Bash command, an Edit as a small diff, the start of a
-// Write, the plan of ExitPlanMode, the questions of AskUserQuestion, or the
-// raw input of any other tool.
+// Write, the plan of ExitPlanMode, the questions of AskUserQuestion (as
+// [RenderQuestion] at its first question), or the raw input of any other tool.
 func RenderApproval(req runner.ApprovalRequested, b ApprovalButtons) (string, Keyboard) {
+	if req.Tool == "AskUserQuestion" {
+		return RenderQuestion(req, QuestionState{}, b)
+	}
 	return string(approvalBody(req, SafeChunkLimit).b), approvalKeyboard(req, b)
 }
 
@@ -96,7 +107,7 @@ func decisionIcon(d Decision) string {
 		return "⌛"
 	case strings.HasPrefix(s, string(DecisionWithdrawn)):
 		return "↩️"
-	case strings.HasPrefix(s, "Interrupted"):
+	case strings.HasPrefix(s, "Interrupted"), strings.HasPrefix(s, "Could not"):
 		return "⚠️"
 	}
 	return "•"
@@ -104,6 +115,12 @@ func decisionIcon(d Decision) string {
 
 // approvalBody renders the request's text within budget visible units.
 func approvalBody(req runner.ApprovalRequested, budget int) htmlText {
+	return promptBody(req, nil, budget)
+}
+
+// promptBody is approvalBody with an AskUserQuestion's state (nil once
+// decided).
+func promptBody(req runner.ApprovalRequested, q *QuestionState, budget int) htmlText {
 	tool := firstNonEmpty(oneLine(req.DisplayName), oneLine(req.Tool), "Tool")
 	tool = Truncate(tool, rowNameMax)
 
@@ -117,7 +134,7 @@ func approvalBody(req runner.ApprovalRequested, budget int) htmlText {
 	case "AskUserQuestion":
 		head.text("❓ ")
 		head.raw("<b>")
-		head.text("Claude has a question")
+		head.text(questionTitle(req))
 		head.raw("</b>")
 	default:
 		head.text("🔐 ")
@@ -165,7 +182,7 @@ func approvalBody(req runner.ApprovalRequested, budget int) htmlText {
 	case "ExitPlanMode":
 		planContent(&content, req, room)
 	case "AskUserQuestion":
-		questionContent(&content, req, room)
+		questionContent(&content, req, q, room)
 	default:
 		jsonContent(&content, req, room)
 	}
@@ -377,68 +394,7 @@ func planContent(w *htmlText, req runner.ApprovalRequested, room int) {
 		w.raw(html)
 		w.n += VisibleLen(html)
 	}
-	if tail.n > 0 {
-		w.raw("\n\n")
-		w.n += 2
-		w.b = append(w.b, tail.b...)
-		w.n += tail.n
-	}
-}
-
-func questionContent(w *htmlText, req runner.ApprovalRequested, room int) {
-	if len(req.Questions) == 0 {
-		jsonContent(w, req, room)
-		return
-	}
-	// Each question gets an equal share, so a long first question cannot
-	// push the others out.
-	share := room / len(req.Questions)
-	for i, q := range req.Questions {
-		var s htmlText
-		if i > 0 {
-			s.raw("\n\n")
-			s.n += 2
-		}
-		if q.Header != "" {
-			s.raw("<b>")
-			s.text(Truncate(oneLine(q.Header), 80))
-			s.raw("</b>\n")
-			s.n++
-		}
-		s.text(Truncate(strings.TrimSpace(q.Question), max(share/2, 1)))
-		for _, opt := range q.Options {
-			var line htmlText
-			line.text("\n• ")
-			line.raw("<b>")
-			line.text(Truncate(oneLine(opt.Label), optionLabelMax))
-			line.raw("</b>")
-			if d := oneLine(opt.Description); d != "" {
-				line.text(" — " + Truncate(d, 150))
-			}
-			if s.n+line.n > share {
-				break
-			}
-			s.b = append(s.b, line.b...)
-			s.n += line.n
-		}
-		if q.MultiSelect {
-			s.raw("\n<i>")
-			s.text("Several answers are allowed: reply with text to choose more than one.")
-			s.raw("</i>")
-			s.n++
-		}
-		if w.n+s.n > room {
-			break
-		}
-		w.b = append(w.b, s.b...)
-		w.n += s.n
-	}
-	if room-w.n > 40 {
-		w.raw("\n\n<i>")
-		w.text("Or reply to this message with your own answer.")
-		w.raw("</i>")
-		w.n += 2
-	}
+	w.section(tail)
 }
 
 func jsonContent(w *htmlText, req runner.ApprovalRequested, room int) {
@@ -599,24 +555,6 @@ func approvalKeyboard(req runner.ApprovalRequested, b ApprovalButtons) Keyboard 
 		}
 	}
 	switch req.Tool {
-	case "AskUserQuestion":
-		i := 0
-		for _, q := range req.Questions {
-			for _, opt := range q.Options {
-				label := oneLine(opt.Label)
-				if len(req.Questions) > 1 && q.Header != "" {
-					label = oneLine(q.Header) + ": " + label
-				}
-				if strings.TrimSpace(label) == "" {
-					label = fmt.Sprintf("Option %d", i+1)
-				}
-				if i < len(b.Options) {
-					add(Button{Text: Truncate(label, optionLabelMax), CallbackData: b.Options[i]})
-				}
-				i++
-			}
-		}
-		add(Button{Text: "✖ Skip question", CallbackData: b.Deny})
 	case "ExitPlanMode":
 		add(Button{Text: "✅ Approve plan", CallbackData: b.Approve},
 			Button{Text: "📝 Keep planning", CallbackData: b.Deny})

@@ -16,10 +16,22 @@ type StatusInfo struct {
 	Turns            int
 	ProcessState     string // e.g. "running", "idle", "stopped"
 	PendingApprovals int
-	Workdir          string
-	LastActive       time.Time
-	Now              time.Time
+	// Pending lists the requests waiting for the user, oldest first.
+	Pending    []PendingItem
+	Workdir    string
+	LastActive time.Time
+	Now        time.Time
 }
+
+// PendingItem is one request waiting for the user, as /status lists it.
+type PendingItem struct {
+	Tool    string // the tool's display name
+	Summary string // what it would do
+	Since   time.Time
+}
+
+// pendingListMax is how many pending requests /status lists by name.
+const pendingListMax = 10
 
 // CommandHelp is one line of /help.
 type CommandHelp struct {
@@ -83,8 +95,21 @@ func RenderStatus(s StatusInfo) string {
 	}
 	field("Cost", cost, false)
 	field("Process", s.ProcessState, false)
-	if s.PendingApprovals > 0 {
-		field("Pending approvals", strconv.Itoa(s.PendingApprovals), false)
+	if n := max(s.PendingApprovals, len(s.Pending)); n > 0 {
+		field("Pending approvals", strconv.Itoa(n), false)
+	}
+	for i, p := range s.Pending {
+		if i == pendingListMax {
+			w.text("\n  … " + plural(len(s.Pending)-i, "more", "more"))
+			break
+		}
+		w.text("\n  • " + Truncate(oneLine(p.Tool), 40))
+		if sum := oneLine(p.Summary); sum != "" {
+			w.text(": " + Truncate(sum, 100))
+		}
+		if !p.Since.IsZero() && !s.Now.Before(p.Since) {
+			w.text(" · waiting " + FormatElapsed(s.Now.Sub(p.Since)))
+		}
 	}
 	field("Workdir", s.Workdir, true)
 	last := "never"

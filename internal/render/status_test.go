@@ -18,7 +18,9 @@ func TestStatusGolden(t *testing.T) {
 		s    render.StatusInfo
 	}{
 		{"active", render.StatusInfo{SessionID: "605d1bf7-3cec-4407-b87c-fafb31b34500", Model: "claude-opus-5-5", Mode: "acceptEdits",
-			ContextPercent: 12.4, CostUSD: 0.1234, Turns: 7, ProcessState: "running", PendingApprovals: 1,
+			ContextPercent: 12.4, CostUSD: 0.1234, Turns: 7, ProcessState: "running", PendingApprovals: 2,
+			Pending: []render.PendingItem{{Tool: "Bash", Summary: "echo hi > out.txt", Since: now.Add(-90 * time.Second)},
+				{Tool: "AskUserQuestion", Summary: "Which <colour>?", Since: now.Add(-10 * time.Second)}},
 			Workdir: "/home/dev/project", LastActive: now.Add(-5*time.Minute - 3*time.Second), Now: now}},
 		{"fresh", render.StatusInfo{Model: "claude-opus-5-5", Mode: "default", ProcessState: "stopped", Workdir: "/srv/app", Now: now}},
 		{"yesterday", render.StatusInfo{SessionID: "s", ProcessState: "idle", Turns: 1, CostUSD: 2.5, ContextPercent: 0.4,
@@ -41,6 +43,20 @@ func TestStatusFields(t *testing.T) {
 	assert.Contains(t, got, "Last active: never")
 	assert.Contains(t, got, "Model: —")
 	assert.NotContains(t, got, "Pending approvals", "shown only when there are some")
+}
+
+func TestStatusListsPendingRequests(t *testing.T) {
+	now := base
+	var pending []render.PendingItem
+	for i := range 12 {
+		pending = append(pending, render.PendingItem{Tool: "Bash", Summary: fmt.Sprintf("make target%d", i), Since: now.Add(-time.Minute)})
+	}
+	got := render.HTMLToPlain(render.RenderStatus(render.StatusInfo{Pending: pending, Now: now}))
+	assert.Contains(t, got, "Pending approvals: 12")
+	assert.Contains(t, got, "• Bash: make target0 · waiting 1m")
+	assert.Contains(t, got, "• Bash: make target9")
+	assert.NotContains(t, got, "target10")
+	assert.Contains(t, got, "… 2 more")
 }
 
 func TestHelpGolden(t *testing.T) {

@@ -24,7 +24,9 @@ const (
 	DecisionExpired Decision = "expired"
 	// DecisionWithdrawn: the CLI cancelled the request (control_cancel_request).
 	DecisionWithdrawn Decision = "withdrawn"
-	// DecisionInterrupted: the turn was interrupted or the daemon restarted.
+	// DecisionInterrupted: the turn was interrupted or the daemon restarted,
+	// or the user's answer could not be written to the CLI (the note says
+	// "could not reach Claude" and what was chosen).
 	DecisionInterrupted Decision = "interrupted"
 )
 
