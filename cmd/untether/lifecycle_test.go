@@ -33,7 +33,7 @@ import (
 var slowAnswer = strings.Repeat("slow answer ", 300) + "THE-END"
 
 func script() fakeapi.Script {
-	return fakeapi.Script{Rules: []fakeapi.Rule{
+	return fakeapi.Script{Rules: append(escapeTurn(), []fakeapi.Rule{
 		{Name: "slow", When: fakeapi.Match{PromptContains: "SLOWDRAIN"},
 			Replies: []fakeapi.Reply{{Content: []fakeapi.Block{fakeapi.TextBlock(slowAnswer)}, ChunkDelayMs: 75}}},
 		// A turn that never ends by itself: only an interrupt stops it.
@@ -42,7 +42,7 @@ func script() fakeapi.Script {
 			Replies: []fakeapi.Reply{fakeapi.Text("The command ran.")}},
 		{Name: "bash", When: fakeapi.Match{PromptContains: "BASHRUN", LastIsToolResult: fakeapi.Bool(false)},
 			Replies: []fakeapi.Reply{fakeapi.ToolUse("Bash", map[string]any{"command": "echo hi > out.txt", "description": "Write hi"})}},
-	}}
+	}...)}
 }
 
 // withClaude points the installation at the real CLI and a fake API.

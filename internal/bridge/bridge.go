@@ -121,6 +121,7 @@ func (b *Bridge) Reload(c *config.Config) { b.cfg.Store(c) }
 // turns get until drainCtx ends to finish, queued messages are flushed.
 func (b *Bridge) Run(ctx context.Context) error {
 	cfg := b.Config()
+	b.killLeftovers(ctx) // procs.go: before anything spawns
 	offset, err := b.store.LastUpdateID(ctx)
 	if err != nil {
 		return fmt.Errorf("run bridge: %w", err)

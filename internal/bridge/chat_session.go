@@ -82,7 +82,7 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 		ExtraArgs: cfg.Claude.ExtraArgs, Env: env, InheritEnv: c.b.opts.InheritEnv,
 		IncludePartialMessages: true,
 		IdleTimeout:            cfg.Claude.IdleTimeout.Std(), StopTimeout: cfg.Claude.StopTimeout.Std(),
-		Pool: c.b.opts.Pool, Logger: c.log,
+		Pool: c.b.opts.Pool, Procs: procRecorder{c.b}, Logger: c.log,
 	}, runner.SessionID(rec.SessionID), rec.SessionID != "", 0)
 	if err != nil {
 		return nil, err

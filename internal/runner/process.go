@@ -32,6 +32,9 @@ type process struct {
 	// line over the limit, a recovered panic); see fail.
 	failMu  sync.Mutex
 	failure error
+	// startTime is field 22 of its /proc stat (0 if unread): with the
+	// pid, what ProcRecord keeps.
+	startTime uint64
 	// gone is set by the one call that finalises the process.
 	gone atomic.Bool
 	// Events are held back until the first system/init of a process started
@@ -124,6 +127,7 @@ func (s *Session) spawn(ctx context.Context) error {
 		return err
 	}
 	proc.tag = tag
+	s.track(proc, true)
 	proc.started = release
 	// A CLI that prints nothing (it waits for input) still frees the slot.
 	time.AfterFunc(spawnSlotHold, release)
@@ -162,7 +166,10 @@ func (s *Session) start(args, env []string) (*process, error) {
 	cmd.Stdout = outW
 	tail := &tailBuffer{max: 8 << 10}
 	cmd.Stderr = tail
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own group, so signals reach its tools; SIGKILL when the daemon
+	// dies, however it dies (the spawn thread makes that hold, see
+	// spawn_linux.go).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	// A grandchild that inherited stderr must not block Wait forever.
 	cmd.WaitDelay = s.cfg.StopTimeout
 	if err := startOwned(cmd); err != nil {
@@ -199,4 +206,22 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.TrimSpace(string(t.buf))
+}
+
+// track tells the configured ProcessTracker that proc started or exited.
+func (s *Session) track(proc *process, started bool) {
+	if s.cfg.Procs == nil {
+		return
+	}
+	if started {
+		if st, err := ProcStartTime(proc.pid); err == nil {
+			proc.startTime = st
+		}
+	}
+	rec := ProcRecord{PID: proc.pid, StartTime: proc.startTime, Tag: proc.tag}
+	if started {
+		s.cfg.Procs.ProcessStarted(rec)
+	} else {
+		s.cfg.Procs.ProcessExited(rec)
+	}
 }

@@ -105,27 +105,28 @@ func listProcs() ([]procStat, error) {
 	return procs, nil
 }
 
-// environHas reports whether process pid's initial environment holds kv
-// ("NAME=value"). Processes of other users are unreadable and never match.
-func environHas(pid int, kv []byte) bool {
+// procTag returns the value of procTagEnv in process pid's initial
+// environment, or "". Processes of other users are unreadable.
+func procTag(pid int) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
-		return false
+		return ""
 	}
+	prefix := []byte(procTagEnv + "=")
 	for len(b) > 0 {
 		entry, rest, _ := bytes.Cut(b, []byte{0})
-		if bytes.Equal(entry, kv) {
-			return true
+		if v, ok := bytes.CutPrefix(entry, prefix); ok {
+			return string(v)
 		}
 		b = rest
 	}
-	return false
+	return ""
 }
 
-// treeMembers returns the live processes that belong to a CLI's tree:
-// those in its process group pgid (0: none), those tagged, and all their
-// descendants. The caller is never included.
-func treeMembers(procs []procStat, pgid int, tagged func(pid int) bool) []procStat {
+// treeMembers returns the live processes that belong to CLI trees: those
+// in one of the process groups pgids, those tagged with one of tags, and
+// all their descendants. The caller is never included.
+func treeMembers(procs []procStat, pgids map[int]bool, tags map[string]bool) []procStat {
 	self := os.Getpid()
 	children := make(map[int][]procStat, len(procs))
 	for _, p := range procs {
@@ -150,7 +151,7 @@ func treeMembers(procs []procStat, pgid int, tagged func(pid int) bool) []procSt
 		if p.dead() || p.PID == self {
 			continue
 		}
-		if (pgid > 1 && p.PGID == pgid) || (tagged != nil && tagged(p.PID)) {
+		if pgids[p.PGID] || (len(tags) > 0 && tags[procTag(p.PID)]) {
 			add(p)
 		}
 	}
@@ -182,14 +183,25 @@ func killExact(p procStat) error {
 // sweepGrace bounds how long a sweep waits for what it killed to be gone.
 const sweepGrace = 2 * time.Second
 
-// killTree SIGKILLs every process of a CLI's tree (see treeMembers; tag ""
-// matches no environment) and waits, reaping what the subreaper adopted,
-// until they are all gone. It returns how many processes it killed.
+// killTree SIGKILLs every process of a CLI's tree: its process group
+// pgid (0: none; only while the group is known to be the CLI's) and the
+// processes tagged tag ("": none), with their descendants. It waits,
+// reaping what the subreaper adopted, until they are all gone, and returns
+// how many it killed.
 func killTree(pgid int, tag string) (int, error) {
-	var tagged func(int) bool
+	pgids, tags := map[int]bool{}, map[string]bool{}
+	if pgid > 1 {
+		pgids[pgid] = true
+	}
 	if tag != "" {
-		kv := []byte(procTagEnv + "=" + tag)
-		tagged = func(pid int) bool { return environHas(pid, kv) }
+		tags[tag] = true
+	}
+	return killTrees(pgids, tags)
+}
+
+func killTrees(pgids map[int]bool, tags map[string]bool) (int, error) {
+	if len(pgids) == 0 && len(tags) == 0 {
+		return 0, nil
 	}
 	killed := map[int]procStat{}
 	// Rounds, because a member may fork between the scan and its kill; a
@@ -200,7 +212,7 @@ func killTree(pgid int, tag string) (int, error) {
 			return len(killed), err
 		}
 		fresh := 0
-		for _, p := range treeMembers(procs, pgid, tagged) {
+		for _, p := range treeMembers(procs, pgids, tags) {
 			if k, ok := killed[p.PID]; ok && k.StartTime == p.StartTime {
 				continue
 			}

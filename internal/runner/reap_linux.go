@@ -48,11 +48,12 @@ var owned = struct {
 	pids map[int]bool
 }{pids: map[int]bool{}}
 
-// startOwned starts cmd and registers it before the reaper can see it exit.
+// startOwned starts cmd (on the spawn thread, see spawn_linux.go) and
+// registers it before the reaper can see it exit.
 func startOwned(cmd *exec.Cmd) error {
 	owned.Lock()
 	defer owned.Unlock()
-	if err := cmd.Start(); err != nil {
+	if err := startOnSpawnThread(cmd); err != nil {
 		return err
 	}
 	owned.pids[cmd.Process.Pid] = true

@@ -55,10 +55,11 @@ type Config struct {
 	InheritEnv []string
 	// IncludePartialMessages streams answer text as TextDelta events.
 	IncludePartialMessages bool
-	IdleTimeout            time.Duration // 0: never close an idle process
-	StopTimeout            time.Duration // each step of interrupt and close
-	ControlTimeout         time.Duration // host → CLI control requests
-	Pool                   *Pool         // nil: no spawn or live limits
+	IdleTimeout            time.Duration  // 0: never close an idle process
+	StopTimeout            time.Duration  // each step of interrupt and close
+	ControlTimeout         time.Duration  // host → CLI control requests
+	Pool                   *Pool          // nil: no spawn or live limits
+	Procs                  ProcessTracker // nil: processes are not recorded
 	Logger                 zerolog.Logger
 
 	// Test knobs: a hook that may panic at fault points, and a smaller

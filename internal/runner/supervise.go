@@ -100,6 +100,7 @@ func (s *Session) abandon(proc *process, err error) {
 	if s.cfg.Pool != nil {
 		s.cfg.Pool.processExited(s)
 	}
+	s.track(proc, false)
 	s.emit(ProcessExited{ExitCode: -1, Err: err})
 }
 
@@ -250,6 +251,7 @@ func (s *Session) processGone(proc *process) {
 	if s.cfg.Pool != nil {
 		s.cfg.Pool.processExited(s)
 	}
+	s.track(proc, false) // its tree is gone (killTree ran)
 
 	s.mu.Lock()
 	s.proc = nil

@@ -111,6 +111,17 @@ CREATE TABLE deferred_updates (
 	created_at INTEGER NOT NULL
 );
 `,
+	// 4: the CLI processes this instance runs, so the next start can kill
+	// the ones a SIGKILLed instance left behind (pid and start time from
+	// /proc, which together survive pid reuse; the tag finds their tools).
+	`
+CREATE TABLE cli_procs (
+	tag        TEXT    PRIMARY KEY,
+	pid        INTEGER NOT NULL,
+	start_time INTEGER NOT NULL,
+	started_at INTEGER NOT NULL
+);
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one
