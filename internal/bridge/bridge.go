@@ -115,7 +115,10 @@ func (b *Bridge) Config() *config.Config { return b.cfg.Load() }
 
 // Reload swaps in a new configuration; only the safe subset (allow-lists,
 // progress settings, timeouts) takes effect for running chats.
-func (b *Bridge) Reload(c *config.Config) { b.cfg.Store(c) }
+func (b *Bridge) Reload(c *config.Config) {
+	b.cfg.Store(c)
+	b.reloadSessions(c) // settings.go
+}
 
 // Run polls Telegram and serves chats until ctx ends, then drains: running
 // turns get until drainCtx ends to finish, queued messages are flushed.

@@ -26,3 +26,15 @@ func (c *chat) onSettingsEvent(ev runner.Event) {
 		c.checkModelFailure(e)
 	}
 }
+
+// reloadSessions hands reloaded timeouts to the sessions that are already
+// running; everything else reloadable is read where it is used.
+func (b *Bridge) reloadSessions(cfg *config.Config) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.chats {
+		if s := c.live.Load(); s != nil {
+			s.SetTimeouts(cfg.Claude.IdleTimeout.Std(), cfg.Claude.StopTimeout.Std())
+		}
+	}
+}

@@ -171,7 +171,7 @@ func (s *Session) start(args, env []string) (*process, error) {
 	// spawn_linux.go).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	// A grandchild that inherited stderr must not block Wait forever.
-	cmd.WaitDelay = s.cfg.StopTimeout
+	cmd.WaitDelay = s.stopTimeout()
 	if err := startOwned(cmd); err != nil {
 		inR.Close()
 		inW.Close()

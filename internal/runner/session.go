@@ -82,6 +82,7 @@ type Session struct {
 	closed bool
 
 	lastOutput atomic.Int64 // unix nanos of the latest stdout line (output.go)
+	stopNanos  atomic.Int64 // cfg.StopTimeout, which SetTimeouts may change (session_settings.go)
 
 	spawnMu sync.Mutex // one spawn at a time
 	writeMu sync.Mutex // one stdin line at a time
@@ -141,6 +142,7 @@ func NewSession(cfg Config, id SessionID, resume bool, costBaseline float64) (*S
 		stateCh:   make(chan struct{}),
 		tr:        NewTranslator(costBaseline),
 	}
+	s.stopNanos.Store(int64(cfg.StopTimeout))
 	s.log = cfg.Logger.With().Str("session", string(id)).Logger()
 	return s, nil
 }
@@ -256,10 +258,11 @@ func (s *Session) recomputeStateLocked() {
 
 func (s *Session) idleExpired() {
 	s.mu.Lock()
-	idle := s.state == StateIdle && time.Since(s.lastActive) >= s.cfg.IdleTimeout
+	timeout := s.cfg.IdleTimeout
+	idle := s.state == StateIdle && timeout > 0 && time.Since(s.lastActive) >= timeout
 	s.mu.Unlock()
 	if idle {
-		s.log.Info().Dur("idle_timeout", s.cfg.IdleTimeout).Msg("closing idle CLI process")
+		s.log.Info().Dur("idle_timeout", timeout).Msg("closing idle CLI process")
 		if err := s.CloseProcess(context.Background()); err != nil {
 			s.log.Warn().Err(err).Msg("idle close")
 		}
@@ -312,7 +315,7 @@ func (s *Session) Send(ctx context.Context, in UserInput) (MessageUUID, error) {
 		}
 		// The process went away between the start and the write (a crash,
 		// or a close that raced us): once it is gone, start another.
-		if !errors.Is(err, ErrNoProcess) && !s.waitExit(ctx, proc, s.cfg.StopTimeout) {
+		if !errors.Is(err, ErrNoProcess) && !s.waitExit(ctx, proc, s.stopTimeout()) {
 			break
 		}
 	}

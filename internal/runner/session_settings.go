@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // AdoptPermissionMode records a mode the CLI switched to by itself (a plan
@@ -55,4 +56,35 @@ func (s *Session) TrySetModel(ctx context.Context, model string) (live bool, err
 		live = true
 	}
 	return live, s.AdoptModel(model)
+}
+
+// stopTimeout is each step of interrupt and close; SetTimeouts may change it
+// while the session runs.
+func (s *Session) stopTimeout() time.Duration { return time.Duration(s.stopNanos.Load()) }
+
+// SetTimeouts applies a reloaded idle and stop timeout to a running
+// session: an idle process is judged by the new idle timeout from its last
+// activity (so a shorter one may close it at once), and the next stop
+// waits the new stop timeout. Zero or negative values leave a timeout as
+// it is.
+func (s *Session) SetTimeouts(idle, stop time.Duration) {
+	if stop > 0 {
+		s.stopNanos.Store(int64(stop))
+	}
+	if idle <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.IdleTimeout == idle {
+		return
+	}
+	s.cfg.IdleTimeout = idle
+	if s.state != StateIdle {
+		return // armed with the new value when the process next goes idle
+	}
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.idleTimer = time.AfterFunc(max(0, idle-time.Since(s.lastActive)), s.idleExpired)
 }

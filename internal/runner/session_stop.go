@@ -22,12 +22,12 @@ func (s *Session) Interrupt(ctx context.Context) error {
 	if _, err := s.request(ctx, "interrupt", nil); err != nil {
 		s.log.Warn().Err(err).Msg("interrupt request failed; escalating")
 	}
-	if s.waitTurnEnd(ctx, proc, s.cfg.StopTimeout) {
+	if s.waitTurnEnd(ctx, proc, s.stopTimeout()) {
 		return nil
 	}
 	s.log.Warn().Msg("turn still running after interrupt; sending SIGINT")
 	_ = proc.cmd.Process.Signal(syscall.SIGINT)
-	if s.waitTurnEnd(ctx, proc, s.cfg.StopTimeout) {
+	if s.waitTurnEnd(ctx, proc, s.stopTimeout()) {
 		return nil
 	}
 	s.log.Warn().Msg("turn still running after SIGINT; killing the process group")
@@ -81,17 +81,17 @@ func (s *Session) CloseProcess(ctx context.Context) error {
 	s.writeMu.Lock()
 	_ = proc.stdin.Close()
 	s.writeMu.Unlock()
-	if s.waitExit(ctx, proc, s.cfg.StopTimeout) {
+	if s.waitExit(ctx, proc, s.stopTimeout()) {
 		return nil
 	}
 	s.log.Warn().Msg("CLI did not exit after stdin closed; sending SIGTERM")
 	_ = signalGroup(proc.pid, syscall.SIGTERM)
-	if s.waitExit(ctx, proc, s.cfg.StopTimeout) {
+	if s.waitExit(ctx, proc, s.stopTimeout()) {
 		return nil
 	}
 	s.log.Warn().Msg("CLI ignored SIGTERM; killing the process group")
 	killGroup(proc.pid)
-	if !s.waitExit(ctx, proc, s.cfg.StopTimeout) {
+	if !s.waitExit(ctx, proc, s.stopTimeout()) {
 		return fmt.Errorf("close CLI process %d: still running after SIGKILL", proc.pid)
 	}
 	return nil

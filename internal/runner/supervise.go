@@ -41,12 +41,12 @@ func (s *Session) supervise(proc *process) {
 		// CLI's tree, then stop reading.
 		select {
 		case <-readDone:
-		case <-time.After(s.cfg.StopTimeout):
+		case <-time.After(s.stopTimeout()):
 			s.log.Warn().Msg("stdout still open after CLI exit; killing its process tree")
 			s.killTree(proc)
 			select {
 			case <-readDone:
-			case <-time.After(s.cfg.StopTimeout):
+			case <-time.After(s.stopTimeout()):
 				_ = proc.stdout.Close()
 				<-readDone
 			}

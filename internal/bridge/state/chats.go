@@ -10,8 +10,11 @@ import (
 
 // Chat is what the daemon remembers about one conversation between restarts.
 type Chat struct {
-	Key            ChatKey
-	SessionID      string // CLI session to --resume; "" starts fresh
+	Key       ChatKey
+	SessionID string // CLI session to --resume; "" starts fresh
+	// Model, PermissionMode and Workdir are what the chat's users chose
+	// (/model, /mode; Workdir is not settable yet). "" means the config's
+	// value, read whenever the chat's session starts.
 	Model          string
 	PermissionMode string
 	Workdir        string

@@ -122,6 +122,15 @@ CREATE TABLE cli_procs (
 	started_at INTEGER NOT NULL
 );
 `,
+	// 5: a chat keeps only what its users chose (/mode, /model). Earlier
+	// versions copied the config's permission_mode, model and workdir into
+	// every chat on first use, so later config changes never reached it
+	// (a chat started under bypassPermissions stayed there). Those copies
+	// cannot be told apart from real choices, so all three are dropped:
+	// every chat follows the current config until its users choose again.
+	`
+UPDATE chats SET permission_mode = '', model = '', workdir = '';
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one
