@@ -264,7 +264,11 @@ func watchdog(ctx context.Context, ready <-chan struct{}, b *bridge.Bridge, sd *
 			return
 		case now := <-tick.C:
 			st := b.Stats()
-			_ = sd.Status(fmt.Sprintf("%d chats, %d running turns, %d pending approvals", st.Chats, st.Running, st.PendingApprovals))
+			status := fmt.Sprintf("%d chats, %d running turns, %d pending approvals", st.Chats, st.Running, st.PendingApprovals)
+			if trouble := b.PollTrouble(now); trouble != "" {
+				status = trouble + "; " + status
+			}
+			_ = sd.Status(status)
 			if interval <= 0 {
 				continue
 			}

@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -69,7 +67,8 @@ type Bridge struct {
 	draining atomic.Bool
 	fatal    chan error
 	ready    sync.Once
-	lastPoll atomic.Int64 // unix nanos of the last finished getUpdates attempt
+	progress pollProgress // is the update loop making progress
+	notes    updateNotes  // what the update guard learned, per update id
 	client   *http.Client // Telegram's: the Bot API and file downloads
 	ignored  ignoreLog    // rate limit of refusal logs (groups.go)
 }
@@ -145,7 +144,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	client.Transport = pollObserver{next: base, b: b}
+	client.Transport = pollGuard{next: base, b: b}
 	b.client = client
 	b.bot, err = bot.New(cfg.Telegram.BotToken.Reveal(),
 		bot.WithServerURL(cfg.Telegram.APIURL),
@@ -153,7 +152,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 		bot.WithSkipGetMe(),
 		bot.WithNotAsyncHandlers(),
 		bot.WithWorkers(1),
-		bot.WithDefaultHandler(b.handleUpdate),
+		bot.WithDefaultHandler(b.onUpdate),
 		bot.WithErrorsHandler(b.pollError),
 		bot.WithAllowedUpdates(bot.AllowedUpdates{models.AllowedUpdateMessage, models.AllowedUpdateCallbackQuery}),
 		bot.WithInitialOffset(offset),
@@ -291,120 +290,22 @@ func (b *Bridge) Stats() Stats {
 	return s
 }
 
-// pollObserver notes every successful getUpdates: the first one makes the
-// daemon ready, and their recency is the update loop's liveness.
-type pollObserver struct {
-	next http.RoundTripper
-	b    *Bridge
-}
-
-func (o pollObserver) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := o.next.RoundTrip(req)
-	if strings.HasSuffix(req.URL.Path, "/getUpdates") {
-		// Any finished attempt shows the update loop is alive; a Telegram
-		// outage must not look like a wedged daemon to the watchdog.
-		o.b.lastPoll.Store(time.Now().UnixNano())
-	}
-	if err == nil && resp.StatusCode == http.StatusOK && strings.HasSuffix(req.URL.Path, "/getUpdates") {
-		o.b.ready.Do(func() {
-			if o.b.opts.Ready != nil {
-				o.b.opts.Ready()
-			}
-		})
-	}
-	return resp, err
-}
-
-// probeUpdates makes one short getUpdates call before the long poll starts:
-// on an idle bot the first long poll only returns after poll_timeout, and
-// readiness (sd_notify READY=1) should not wait that long. It confirms
-// nothing new (its offset is the persisted one) and takes at most one
-// update, which the long poll then receives again. Its outcome reaches
-// pollObserver like any poll; a failure just leaves readiness to the
-// first long poll.
-func (b *Bridge) probeUpdates(ctx context.Context, offset int64) {
-	cfg := b.Config()
-	form := url.Values{"offset": {strconv.FormatInt(offset+1, 10)}, "timeout": {"0"}, "limit": {"1"}}
-	u := strings.TrimRight(cfg.Telegram.APIURL, "/") + "/bot" + cfg.Telegram.BotToken.Reveal() + "/getUpdates"
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(form.Encode()))
-	if err != nil {
-		return
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := b.client.Do(req)
-	if err != nil {
-		b.log.Warn().Err(redactErr(err, cfg)).Msg("first getUpdates failed; the long poll retries")
-		return
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		var env struct {
-			Description string `json:"description"`
-		}
-		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&env)
-		// The description may echo the request URL, and so the token.
-		desc := strings.ReplaceAll(env.Description, cfg.Telegram.BotToken.Reveal(), "[redacted]")
-		b.log.Warn().Int("status", resp.StatusCode).Str("description", desc).Msg("first getUpdates failed; the long poll retries")
-	}
-}
-
-// Healthy reports whether the daemon makes progress: a getUpdates attempt
-// finished recently (succeeded or not: the library retries on its own) and
-// no chat has left an item in its mailbox for long. The
-// systemd watchdog is fed only while it holds, so a wedged daemon is
-// restarted.
-func (b *Bridge) Healthy(now time.Time) error {
-	poll := b.Config().Telegram.PollTimeout.Std()
-	last := time.Unix(0, b.lastPoll.Load())
-	if b.lastPoll.Load() == 0 || now.Sub(last) > 2*poll+30*time.Second {
-		return fmt.Errorf("no getUpdates attempt finished since %s", last.Format(time.RFC3339))
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for key, c := range b.chats {
-		if since := c.stalledSince(); !since.IsZero() && now.Sub(since) > 2*time.Minute {
-			return fmt.Errorf("chat %s has not handled its mailbox since %s", key, since.Format(time.RFC3339))
-		}
-	}
-	return nil
-}
-
-// pollError sees every getUpdates failure (the library retries by itself).
-func (b *Bridge) pollError(err error) {
-	cfg := b.Config()
-	err = redactErr(err, cfg)
-	switch {
-	case errors.Is(err, bot.ErrorConflict):
-		b.log.Error().Err(err).Msg("another instance is polling this bot token (409 Conflict)")
-		b.sendFatal(fmt.Errorf("%w: another poller or a webhook uses this bot token: %v", ErrFatalTelegram, err))
-	case errors.Is(err, bot.ErrorUnauthorized):
-		b.sendFatal(fmt.Errorf("%w: the bot token was revoked: %v", ErrFatalTelegram, err))
-	case errors.Is(err, context.Canceled):
-	default:
-		b.log.Warn().Err(err).Msg("getUpdates failed; retrying")
-	}
-}
-
-func (b *Bridge) sendFatal(err error) {
-	select {
-	case b.fatal <- err:
-	default:
-	}
-}
-
 // handleUpdate runs in the library's single worker: it only checks, dedupes
-// and routes, so a slow chat never holds up the others.
-func (b *Bridge) handleUpdate(ctx context.Context, _ *bot.Bot, u *models.Update) {
+// and routes, so a slow chat never holds up the others. Every update ends
+// routed to a chat, declined in place (a stranger, a stale button) or
+// skipped; skipped and repaired ones are logged, and each gets a debug line.
+// note is what the update guard learned about it. The error reports a
+// routing panic.
+func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note updateNote) (err error) {
 	if !b.offsets.begin(u.ID) {
 		b.log.Debug().Int64("update_id", u.ID).Msg("dropping an update already handled")
-		return
+		return nil
 	}
 	routed := false
 	defer func() {
 		if r := recover(); r != nil {
 			b.log.Error().Interface("panic", r).Bytes("stack", debug.Stack()).Int64("update_id", u.ID).Msg("panic while routing an update")
+			err = fmt.Errorf("route update %d: panic: %v", u.ID, r)
 		}
 		if !routed {
 			b.finishUpdate(u.ID)
@@ -412,10 +313,16 @@ func (b *Bridge) handleUpdate(ctx context.Context, _ *bot.Bot, u *models.Update)
 	}()
 	switch {
 	case u.Message != nil:
+		b.logRepaired(u, note)
 		routed = b.routeMessage(ctx, u.ID, u.Message)
 	case u.CallbackQuery != nil:
+		b.logRepaired(u, note)
 		routed = b.routeCallback(ctx, u.ID, u.CallbackQuery)
+	default:
+		b.logUnrouted(u, note)
 	}
+	b.log.Debug().Int64("update_id", u.ID).Bool("routed", routed).Msg("update handled")
+	return nil
 }
 
 func (b *Bridge) finishUpdate(id int64) {
@@ -453,6 +360,11 @@ func chatKeyOf(m *models.Message) state.ChatKey {
 }
 
 func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Message) bool {
+	if m.ID == 0 || m.Chat.ID == 0 {
+		// Telegram never sends one; a repaired or hostile update might.
+		b.log.Warn().Int64("update_id", updateID).Msg("ignoring a message without a message id or chat id")
+		return false
+	}
 	if from, to, ok := migration(m); ok {
 		b.migrateChat(ctx, from, to)
 		return false
@@ -510,7 +422,7 @@ func (b *Bridge) replayDeferred(ctx context.Context) {
 			_ = b.store.ForgetDeferredUpdate(ctx, d.UpdateID)
 			continue
 		}
-		b.handleUpdate(ctx, b.bot, &u)
+		_ = b.handleUpdate(ctx, &u, updateNote{kind: "message"}) // a panic is logged; the update is finished either way
 	}
 	if len(deferred) > 0 {
 		b.log.Info().Int("messages", len(deferred)).Msg("handling messages the previous run received but did not handle")
