@@ -13,7 +13,11 @@
 // Tests drive the user side with [Server.UserSends], [Server.UserSendsPhoto],
 // [Server.UserSendsDocument] and [Server.UserPresses]; files users send (and
 // documents the bot uploads) are fetched with getFile and downloaded from
-// /file/bot{token}/{file_path}, as with the real service. Tests observe the
+// /file/bot{token}/{file_path}, as with the real service. Content no client
+// knows yet, as a newer Telegram or a hostile server would send it, goes in
+// raw: [WithRawFields] adds members to a user message, [Server.InjectRawUpdate]
+// queues an update of any kind and [Server.InjectRaw] any getUpdates entry at
+// all, each sent verbatim. Tests observe the
 // bot side through [Server.Snapshot] and [Server.WaitFor], and provoke
 // failures with flood-control emulation ([Server.EnableFloodControl])
 // and deterministic fault injection ([Server.FailNext], [Server.FailWhen],

@@ -2,6 +2,7 @@ package tgfake
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 type queuedUpdate struct {
 	wire wireUpdate
+	raw  json.RawMessage // when set, sent instead of wire, verbatim
 	obs  Update
 }
 
@@ -34,6 +36,21 @@ func (s *Server) enqueueLocked(kind string, w wireUpdate, obs Update) (Update, b
 	s.queue = append(s.queue, queuedUpdate{wire: w, obs: obs})
 	s.bumpLocked()
 	return obs, true
+}
+
+// enqueueRawLocked queues an entry built from its id and sent verbatim,
+// whatever allowed_updates says.
+func (s *Server) enqueueRawLocked(kind string, build func(UpdateID) json.RawMessage, obs Update) (UpdateID, error) {
+	id := s.nextUpdate
+	raw := build(id)
+	if !json.Valid(raw) {
+		return 0, fmt.Errorf("raw update %d is not valid JSON: %.200s", id, raw)
+	}
+	s.nextUpdate++
+	obs.ID, obs.Kind = id, kind
+	s.queue = append(s.queue, queuedUpdate{raw: raw, obs: obs})
+	s.bumpLocked()
+	return id, nil
 }
 
 // confirmLocked applies getUpdates' offset: positive confirms everything
@@ -106,9 +123,12 @@ func (s *Server) getUpdates(ctx context.Context, p params) (any, *apiError) {
 	expired := timeout <= 0
 	for {
 		if n := min(int(limit), len(s.queue)); n > 0 || expired {
-			out := make([]wireUpdate, n) // [] rather than null when empty
+			out := make([]any, n) // [] rather than null when empty
 			for i := range n {
 				out[i] = s.queue[i].wire
+				if s.queue[i].raw != nil {
+					out[i] = s.queue[i].raw
+				}
 				s.handedOut = append(s.handedOut, s.queue[i].obs.ID)
 			}
 			s.bumpLocked()
@@ -136,10 +156,11 @@ func (s *Server) getUpdates(ctx context.Context, p params) (any, *apiError) {
 type UserOption func(*userMsg)
 
 type userMsg struct {
-	thread   ThreadID
-	replyTo  MessageID
-	entities []Entity
-	set      bool
+	thread    ThreadID
+	replyTo   MessageID
+	entities  []Entity
+	set       bool
+	rawFields map[string]json.RawMessage
 }
 
 // InTopic posts the message in a forum topic.
@@ -230,7 +251,20 @@ func (s *Server) postAsUser(chat ChatID, user User, content userContent, opts []
 	}
 	c.store(m)
 	w := s.wireMessageLocked(c, m, 0)
-	s.enqueueLocked("message", wireUpdate{Message: w}, Update{Message: m.copy()})
+	if o.rawFields == nil {
+		s.enqueueLocked("message", wireUpdate{Message: w}, Update{Message: m.copy()})
+		return m.copy(), nil
+	}
+	if s.allowed != nil && !s.allowed["message"] {
+		return m.copy(), nil // filtered at creation, like any message
+	}
+	build, err := withFields(w, o.rawFields)
+	if err == nil {
+		_, err = s.enqueueRawLocked("message", build, Update{Message: m.copy()})
+	}
+	if err != nil {
+		return Message{}, fmt.Errorf("send as user %d: %w", user.ID, err)
+	}
 	return m.copy(), nil
 }
 
