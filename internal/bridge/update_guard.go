@@ -115,11 +115,12 @@ func guardUpdates(body []byte) (guardedBatch, error) {
 // done to get it.
 func guardUpdate(id int64, raw []byte) ([]byte, updateNote) {
 	note := updateNote{kind: kindOf(raw)}
-	var u models.Update
-	if json.Unmarshal(raw, &u) == nil {
+	// A message must also encode again: the bridge keeps it that way until
+	// its chat has handled it.
+	r := &repairer{encodable: note.kind == "message"}
+	if r.accepts(raw, typeOf[models.Update]()) == nil {
 		return raw, note
 	}
-	r := &repairer{}
 	out, ok, err := r.fix(raw, typeOf[models.Update](), "", 0)
 	if !ok {
 		note.skipErr = err
@@ -144,15 +145,23 @@ func updateIDOf(raw []byte) (int64, bool) {
 	return *v.ID, true
 }
 
-// kindOf names an update by its first member other than update_id.
+// kindOf names an update by its first member that is a kind the library
+// knows, else by its first member other than update_id.
 func kindOf(raw []byte) string {
 	members, _ := objectMembers(raw)
+	other := ""
 	for _, m := range members {
-		if !strings.EqualFold(m.key, "update_id") {
-			return m.key
+		if strings.EqualFold(m.key, "update_id") {
+			continue
+		}
+		if f, known := fieldsOf(typeOf[models.Update]()).lookup(m.key); known {
+			return f.name
+		}
+		if other == "" {
+			other = m.key
 		}
 	}
-	return ""
+	return other
 }
 
 func excerpt(raw []byte) string {

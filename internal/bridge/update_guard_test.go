@@ -436,3 +436,18 @@ func TestGuardBatch(t *testing.T) {
 		}
 	})
 }
+
+func TestGuardKeepsMessagesEncodable(t *testing.T) {
+	// Decodes (the fill is simply absent) but the library cannot encode it
+	// again, and the bridge stores every message it routes.
+	raw := `{"update_id":1,"x_first":true,"message":{"message_id":5,"chat":` + testChat + `,"date":1,"text":"hi","chat_background_set":{"type":{"type":"fill"}}}}`
+	var u models.Update
+	require.NoError(t, json.Unmarshal([]byte(raw), &u))
+	_, err := json.Marshal(u)
+	require.Error(t, err, "the library cannot encode what it decoded")
+	got, note := guardOne(t, raw)
+	assert.Equal(t, "message", note.kind, "named by the kind it carries, not its first member")
+	assert.Equal(t, "hi", got.Message.Text)
+	assert.Nil(t, got.Message.ChatBackgroundSet)
+	assert.Equal(t, []string{"dropped message.chat_background_set"}, repairedPaths(note))
+}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -45,12 +46,18 @@ var repairDepthLimit = 24
 //     nor left out (the library could not even marshal its zero value).
 type repairer struct {
 	repairs []repair
+	// encodable also requires that what is kept can be encoded again by
+	// the library's MarshalJSON methods: the bridge stores each message it
+	// routes (to survive a crash), and a union the library decoded from an
+	// incomplete object (a fill background without its fill) cannot be
+	// encoded.
+	encodable bool
 }
 
 // fix returns raw, or a repaired copy, that decodes into t; ok is false when
 // nothing can be made of it. err is why raw itself does not decode.
 func (r *repairer) fix(raw []byte, t reflect.Type, path string, depth int) (out []byte, ok bool, err error) {
-	if err = decodeInto(raw, t); err == nil {
+	if err = r.accepts(raw, t); err == nil {
 		return raw, true, nil
 	}
 	if depth > repairDepthLimit {
@@ -78,7 +85,7 @@ func (r *repairer) fix(raw []byte, t reflect.Type, path string, depth int) (out 
 	default:
 		return nil, false, err // a scalar of the wrong kind
 	}
-	if ok && decodeInto(out, t) != nil {
+	if ok && r.accepts(out, t) != nil {
 		ok = false // what is left still does not decode: give up on this value
 	}
 	return out, ok, err
@@ -87,7 +94,7 @@ func (r *repairer) fix(raw []byte, t reflect.Type, path string, depth int) (out 
 func (r *repairer) fixUnion(raw []byte, t reflect.Type, spec unionSpec, path string, depth int, err error) ([]byte, bool, error) {
 	variant, _, perr := spec.pick(raw)
 	if perr == nil {
-		if out, ok, _ := r.fix(raw, variant, path, depth+1); ok && decodeInto(out, t) == nil {
+		if out, ok, _ := r.fix(raw, variant, path, depth+1); ok && r.accepts(out, t) == nil {
 			return out, true, err
 		}
 	}
@@ -203,6 +210,20 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 func decodeInto(raw []byte, t reflect.Type) error {
 	return json.Unmarshal(raw, reflect.New(t).Interface())
+}
+
+// accepts reports why raw is not good enough as a value of type t.
+func (r *repairer) accepts(raw []byte, t reflect.Type) error {
+	v := reflect.New(t).Interface()
+	if err := json.Unmarshal(raw, v); err != nil {
+		return err
+	}
+	if r.encodable {
+		if _, err := json.Marshal(v); err != nil {
+			return fmt.Errorf("decodes but cannot be encoded again: %w", err)
+		}
+	}
+	return nil
 }
 
 // member is one "key": value of a JSON object, in document order;
