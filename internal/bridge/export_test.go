@@ -94,7 +94,9 @@ func (b *Bridge) StalledFor(key state.ChatKey, now time.Time) time.Duration {
 // poll-loop fuzz test.
 type HostileUpdate = hostileUpdate
 
-func HostileBatch(data []byte, user, chat int64) []HostileUpdate { return hostileBatch(data, user, chat) }
+func HostileBatch(data []byte, user, chat int64) []HostileUpdate {
+	return hostileBatch(data, user, chat)
+}
 
 // HostileSeeds is the seed corpus both fuzz tests start from.
 func HostileSeeds() [][]byte { return hostileSeeds() }
