@@ -19,8 +19,9 @@ const routeFailLimit = 3
 // counts while nothing is pending: the loop is alive and retrying, and a
 // Telegram outage must not look like a wedged daemon.
 type pollProgress struct {
-	mu   sync.Mutex
-	last time.Time // when the loop last made progress
+	mu    sync.Mutex
+	first time.Time // when the first poll finished, however it went
+	last  time.Time // when the loop last made progress
 
 	received int64 // highest update id a decoded poll handed to the library
 	handled  int64 // highest update id the handler has finished
@@ -59,6 +60,9 @@ func (p *pollProgress) attemptFailed(now time.Time) {
 func (p *pollProgress) unreadable(now time.Time, err error) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.first.IsZero() {
+		p.first = now
+	}
 	if p.undecodable == 0 {
 		p.decodeSince = now
 	}
@@ -86,6 +90,9 @@ func (p *pollProgress) handledUpdate(now time.Time, id int64, skipped bool, err 
 }
 
 func (p *pollProgress) advanceLocked(now time.Time) {
+	if p.first.IsZero() {
+		p.first = now
+	}
 	if p.handled >= p.received && p.undecodable == 0 && p.routeFails < routeFailLimit {
 		p.last = now
 	}
@@ -99,13 +106,17 @@ func (p *pollProgress) check(now time.Time, stale time.Duration) error {
 }
 
 func (p *pollProgress) checkLocked(now time.Time, stale time.Duration) error {
-	if p.last.IsZero() {
+	if p.first.IsZero() {
 		return fmt.Errorf("no getUpdates poll has completed yet")
 	}
-	if now.Sub(p.last) <= stale {
+	ref := p.last
+	if ref.IsZero() {
+		ref = p.first // polled, but never made progress
+	}
+	if now.Sub(ref) <= stale {
 		return nil
 	}
-	since := p.last.Format(time.RFC3339)
+	since := ref.Format(time.RFC3339)
 	switch {
 	case p.undecodable > 0:
 		return fmt.Errorf("no progress since %s: %d getUpdates responses in a row could not be read: %v", since, p.undecodable, p.decodeErr)
@@ -127,7 +138,7 @@ func (p *pollProgress) trouble(now time.Time, stale time.Duration) string {
 		return fmt.Sprintf("Telegram updates unreadable: %d getUpdates responses in a row since %s", p.undecodable, p.decodeSince.Format(time.RFC3339))
 	case p.routeFails >= routeFailLimit:
 		return fmt.Sprintf("Telegram updates failing to route: %d in a row", p.routeFails)
-	case p.last.IsZero():
+	case p.first.IsZero():
 		return ""
 	}
 	if err := p.checkLocked(now, stale); err != nil {
