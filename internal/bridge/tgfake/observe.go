@@ -19,8 +19,10 @@ type Snapshot struct {
 	Commands        []BotCommand // default scope, no language
 	// Pending are queued updates not yet confirmed by an offset; HandedOut
 	// lists every update id getUpdates returned, repeats included;
-	// ConfirmedOffset is the highest offset a poll has confirmed.
+	// ConfirmedOffset is the highest offset a poll has confirmed. Updates is
+	// every update ever queued, confirmed ones included, in id order.
 	Pending         []Update
+	Updates         []Update
 	HandedOut       []UpdateID
 	ConfirmedOffset UpdateID
 	WebhookURL      string
@@ -39,6 +41,17 @@ func (sn *Snapshot) Message(chat ChatID, id MessageID) (Message, bool) {
 		}
 	}
 	return Message{}, false
+}
+
+// UpdateOf returns the id of the "message" update that carried a user
+// message, 0 if none did.
+func (sn *Snapshot) UpdateOf(chat ChatID, msg MessageID) UpdateID {
+	for _, u := range sn.Updates {
+		if u.Kind == "message" && u.Message.Chat == chat && u.Message.ID == msg {
+			return u.ID
+		}
+	}
+	return 0
 }
 
 // BotMessages returns the bot's messages in a chat that are not deleted.
@@ -128,6 +141,7 @@ func (s *Server) snapshotLocked() *Snapshot {
 	for _, q := range s.queue {
 		sn.Pending = append(sn.Pending, q.obs)
 	}
+	sn.Updates = append([]Update(nil), s.queued...)
 	return sn
 }
 

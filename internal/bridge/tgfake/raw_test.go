@@ -101,3 +101,19 @@ func itoa(id tgfake.UpdateID) string {
 	b, _ := json.Marshal(id)
 	return string(b)
 }
+
+func TestSnapshotKeepsEveryUpdate(t *testing.T) {
+	srv := newFake(t)
+	m := srv.UserSends(dm, jane, "one")
+	raw := srv.InjectRawUpdate("guest_message", json.RawMessage(`{}`))
+	first := srv.Snapshot().UpdateOf(dm, m.ID)
+	require.NotZero(t, first)
+	assert.Len(t, pollRaw(t, srv, map[string]any{"offset": int64(raw) + 1}), 0)
+	sn := srv.Snapshot()
+	assert.Empty(t, sn.Pending, "all confirmed")
+	require.Len(t, sn.Updates, 2, "confirmed updates stay in the history")
+	assert.Equal(t, first, sn.UpdateOf(dm, m.ID))
+	assert.Equal(t, raw, sn.Updates[1].ID)
+	assert.Equal(t, "guest_message", sn.Updates[1].Kind)
+	assert.Zero(t, sn.UpdateOf(dm, m.ID+1))
+}

@@ -34,6 +34,7 @@ func (s *Server) enqueueLocked(kind string, w wireUpdate, obs Update) (Update, b
 	s.nextUpdate++
 	w.UpdateID, obs.ID, obs.Kind = int64(id), id, kind
 	s.queue = append(s.queue, queuedUpdate{wire: w, obs: obs})
+	s.queued = append(s.queued, obs)
 	s.bumpLocked()
 	return obs, true
 }
@@ -49,6 +50,7 @@ func (s *Server) enqueueRawLocked(kind string, build func(UpdateID) json.RawMess
 	s.nextUpdate++
 	obs.ID, obs.Kind = id, kind
 	s.queue = append(s.queue, queuedUpdate{raw: raw, obs: obs})
+	s.queued = append(s.queued, obs)
 	s.bumpLocked()
 	return id, nil
 }
