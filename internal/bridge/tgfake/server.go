@@ -84,7 +84,7 @@ type Server struct {
 	chats      map[ChatID]*chatState
 	nextUpdate UpdateID
 	queue      []queuedUpdate
-	queued     []Update // every update ever queued, in id order
+	queued     []Update        // every update ever queued, in id order
 	allowed    map[string]bool // nil: Telegram's default set
 	confirmed  UpdateID
 	handedOut  []UpdateID
