@@ -32,16 +32,7 @@ func (l logLine) str(k string) string { s, _ := l[k].(string); return s }
 func (l logLine) updateID() int64 { f, _ := l["update_id"].(float64); return int64(f) }
 
 // logLines returns the log lines whose message starts with msg.
-func (r *rig) logLines(msg string) []logLine {
-	var out []logLine
-	for _, raw := range strings.Split(r.logs.String(), "\n") {
-		var l logLine
-		if json.Unmarshal([]byte(raw), &l) == nil && strings.HasPrefix(l.str("message"), msg) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
+func (r *rig) logLines(msg string) []logLine { return logLinesOf(r.logs.String(), msg) }
 
 // waitLog waits for a log line with msg about update id.
 func (r *rig) waitLog(msg string, id tgfake.UpdateID) logLine {
