@@ -9,4 +9,15 @@
 // requests are asked one question after another in one message (toggles and
 // Done for a multi-select question); a Telegram reply to that message is the
 // current question's free-text answer and never reaches Claude as a prompt.
+//
+// Telegram is treated as hostile input, like the CLI's stream. Every
+// getUpdates response passes through an update guard (pollGuard,
+// guardUpdates) before go-telegram/bot decodes it: each update is decoded on
+// its own, and one the library cannot decode (a union variant it does not
+// know, a value of the wrong type) is repaired by dropping or replacing only
+// the unreadable parts, so the user's text still reaches Claude; an update
+// that cannot be repaired reaches the bridge as its bare id and is skipped
+// with a log line. No update can stop polling or hold back the offset.
+// Liveness (Healthy, which feeds the systemd watchdog, and PollTrouble, for
+// STATUS=) counts a poll only once its updates are routed or skipped.
 package bridge
