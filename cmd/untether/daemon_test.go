@@ -112,9 +112,11 @@ func TestFatalTelegramErrors(t *testing.T) {
 	t.Run("second poller", func(t *testing.T) {
 		t.Parallel()
 		d := newDaemon(t)
+		d.cfg.TelegramExtra = "conflict_grace = \"2s\"\n"
 		p := d.start()
 		d.waitReady(p)
-		// Poll with the same token until the daemon gives up. Each of our
+		// Poll with the same token until the daemon gives up (after
+		// conflict_grace of conflicts). Each of our
 		// polls ends the daemon's pending long poll with 409, as Telegram
 		// does.
 		url := d.tg.URL() + "/bot" + d.tg.Token() + "/getUpdates?timeout=0"

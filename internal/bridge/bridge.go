@@ -67,10 +67,11 @@ type Bridge struct {
 	draining atomic.Bool
 	fatal    chan error
 	ready    sync.Once
-	progress pollProgress // is the update loop making progress
-	notes    updateNotes  // what the update guard learned, per update id
-	client   *http.Client // Telegram's: the Bot API and file downloads
-	ignored  ignoreLog    // rate limit of refusal logs (groups.go)
+	progress pollProgress   // is the update loop making progress
+	notes    updateNotes    // what the update guard learned, per update id
+	client   *http.Client   // Telegram's: the Bot API and file downloads
+	ignored  ignoreLog      // rate limit of refusal logs (groups.go)
+	conflict conflictStreak // 409s in a row (conflict.go)
 }
 
 // buttonKind is the action a callback button performs.

@@ -200,8 +200,7 @@ func (b *Bridge) pollError(err error) {
 	err = redactErr(err, cfg)
 	switch {
 	case errors.Is(err, bot.ErrorConflict):
-		b.log.Error().Err(err).Msg("another instance is polling this bot token (409 Conflict)")
-		b.sendFatal(fmt.Errorf("%w: another poller or a webhook uses this bot token: %v", ErrFatalTelegram, err))
+		b.onConflict(err, time.Now()) // conflict.go
 	case errors.Is(err, bot.ErrorUnauthorized):
 		b.sendFatal(fmt.Errorf("%w: the bot token was revoked: %v", ErrFatalTelegram, err))
 	case errors.Is(err, context.Canceled):
