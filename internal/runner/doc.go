@@ -15,4 +15,16 @@
 // kills the CLI (ErrLineTooLong), and a panic in a session's reader or
 // supervisor goroutine kills only that CLI (ErrInternal); both are reported
 // in ProcessExited.Err, and the next message resumes the session.
+//
+// Every child is started from one OS thread locked for the life of the
+// process (spawn_linux.go), so the CLI's parent-death signal (SIGKILL) fires
+// only when the daemon dies, however it dies. A ProcessTracker hears each
+// CLI's pid, /proc start time and tag, so the next start can KillLeftovers of
+// a killed instance without ever touching a reused pid.
+//
+// Each spawn resolves the binary and checks the workdir again (preflight.go):
+// an updated binary is used by the next process, and a missing one or a
+// deleted workdir is a *MissingError (ErrBinaryMissing, ErrWorkdirMissing)
+// that starts, stops and recreates nothing. Durations are measured on the
+// monotonic clock, so wall-clock jumps move no idle close or stall.
 package runner

@@ -191,7 +191,8 @@ func fakeCLI(scriptJSON string) int {
 			}
 			emitJSON(map[string]any{"type": "command_lifecycle", "command_uuid": in.UUID, "state": "started", "session_id": sessionID})
 			emitJSON(map[string]any{"type": "system", "subtype": "init", "session_id": sessionID, "model": "fake-model",
-				"permissionMode": argValue(args, "--permission-mode"), "cwd": mustGetwd(), "tools": []string{"Bash"}})
+				"claude_code_version": os.Getenv("UNTETHER_FAKE_CLI_VERSION"),
+				"permissionMode":      argValue(args, "--permission-mode"), "cwd": mustGetwd(), "tools": []string{"Bash"}})
 			switch {
 			case strings.HasPrefix(text, "GARBAGE"):
 				fmt.Println("this is not json")

@@ -97,6 +97,11 @@ func (s *Session) args(id SessionID, resume bool) []string {
 
 // spawn starts a process; called with spawnMu held.
 func (s *Session) spawn(ctx context.Context) error {
+	// Before taking a slot: a spawn that cannot work evicts nobody.
+	bin, err := s.preflight()
+	if err != nil {
+		return err
+	}
 	// The spawn slot is held until the CLI has shown it is up (its first
 	// stdout line), not just until exec: start-up is ~1 CPU-second, and
 	// letting every queued CLI boot at once on a small machine makes all of
@@ -118,7 +123,7 @@ func (s *Session) spawn(ctx context.Context) error {
 	tag := uuid.NewString()
 	env = append(env, procTagEnv+"="+tag)
 
-	proc, err := s.start(args, env)
+	proc, err := s.start(bin, args, env)
 	if err != nil {
 		release()
 		if s.cfg.Pool != nil {
@@ -146,7 +151,7 @@ func (s *Session) spawn(ctx context.Context) error {
 	return nil
 }
 
-func (s *Session) start(args, env []string) (*process, error) {
+func (s *Session) start(bin string, args, env []string) (*process, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start CLI: stdin pipe: %w", err)
@@ -157,7 +162,7 @@ func (s *Session) start(args, env []string) (*process, error) {
 		inW.Close()
 		return nil, fmt.Errorf("start CLI: stdout pipe: %w", err)
 	}
-	cmd := exec.Command(s.cfg.Binary, args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = s.cfg.Workdir
 	cmd.Env = env
 	cmd.Stdin = inR
@@ -177,7 +182,7 @@ func (s *Session) start(args, env []string) (*process, error) {
 		inW.Close()
 		outR.Close()
 		outW.Close()
-		return nil, fmt.Errorf("start CLI %s: %w", s.cfg.Binary, err)
+		return nil, s.startError(bin, err)
 	}
 	inR.Close()
 	outW.Close()

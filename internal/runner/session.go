@@ -81,7 +81,7 @@ type Session struct {
 	emitMu sync.RWMutex
 	closed bool
 
-	lastOutput atomic.Int64 // unix nanos of the latest stdout line (output.go)
+	lastOutput atomic.Int64 // monoNow() of the latest stdout line (output.go)
 	stopNanos  atomic.Int64 // cfg.StopTimeout, which SetTimeouts may change (session_settings.go)
 
 	spawnMu sync.Mutex // one spawn at a time

@@ -124,7 +124,7 @@ func (s *Session) readLoop(proc *process) {
 		if len(line) == 0 {
 			continue
 		}
-		s.lastOutput.Store(time.Now().UnixNano())
+		s.lastOutput.Store(monoNow())
 		f, derr := decodeLine(line)
 		evs = decodeEvents(s.tr, f, derr, line, evs[:0])
 		s.observe(proc, f)
