@@ -17,6 +17,9 @@ type hostileUpdate struct {
 	Want string
 	// NoID marks an entry without a readable update_id.
 	NoID bool
+	// MaySkip marks a message or press that may be unreadable as a whole
+	// (it is then skipped with a log line instead of routed).
+	MaySkip bool
 }
 
 // fuzzSource turns fuzz bytes into choices; past the end it keeps
@@ -207,8 +210,9 @@ func hostileBatch(data []byte, user, chat int64) []hostileUpdate {
 		case 5:
 			data := canonical("a:" + s.word())
 			origin := s.origin()
-			date := []string{"0", "1700000000", s.value(1)}[s.intn(3)]
-			u = hostileUpdate{Kind: "callback_query", Want: data, Build: func(id int64) []byte {
+			pick := s.intn(3)
+			date := []string{"0", "1700000000", s.value(1)}[pick]
+			u = hostileUpdate{Kind: "callback_query", Want: data, MaySkip: pick == 2, Build: func(id int64) []byte {
 				msg := fmt.Sprintf(`{"message_id":1,"chat":%s,"date":%s,"text":"q","forward_origin":%s}`, chatJSON, date, origin)
 				return wrap("callback_query", fmt.Sprintf(`{"id":"q%d","from":%s,"chat_instance":"ci","data":%s,"message":%s}`, id, from, quote(data), msg))(id)
 			}}

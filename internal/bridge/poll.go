@@ -152,12 +152,24 @@ func (b *Bridge) logUnrouted(u *models.Update, note updateNote) {
 }
 
 // logRepaired reports an update that is routed without the parts the
-// client library could not decode.
+// client library could not decode. From a stranger it is only a debug line:
+// strangers must not be able to fill the log.
 func (b *Bridge) logRepaired(u *models.Update, note updateNote) {
 	if note.repairs == nil {
 		return
 	}
-	b.log.Warn().Int64("update_id", u.ID).Str("kind", note.kind).Interface("repairs", note.repairs).
+	var from int64
+	switch {
+	case u.Message != nil && u.Message.From != nil:
+		from = u.Message.From.ID
+	case u.CallbackQuery != nil:
+		from = u.CallbackQuery.From.ID
+	}
+	ev := b.log.Debug()
+	if from != 0 && b.allowedUser(from) {
+		ev = b.log.Warn()
+	}
+	ev.Int64("update_id", u.ID).Str("kind", note.kind).Interface("repairs", note.repairs).
 		Msg("handling an update without the parts the Telegram client library could not decode")
 }
 

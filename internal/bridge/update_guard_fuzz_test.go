@@ -81,7 +81,11 @@ func FuzzGuardUpdates(f *testing.F) {
 				_, err := json.Marshal(models.Update{ID: u.ID, Message: u.Message})
 				assert.NoError(t, err, "the bridge can keep the message across a crash")
 			case "callback_query":
-				require.NotNil(t, u.CallbackQuery, "the press survives")
+				if u.CallbackQuery == nil {
+					require.True(t, want.MaySkip, "the press survives: %s (%v)", entries, note.repairs)
+					require.NotNil(t, note.repairs, "a skipped press is logged with what could not be read")
+					break
+				}
 				assert.Equal(t, want.Want, u.CallbackQuery.Data)
 			default:
 				assert.Equal(t, want.Kind, note.kind, "the log can name the kind")

@@ -144,7 +144,9 @@ var essential = map[reflect.Type]map[string]bool{
 	typeOf[models.InaccessibleMessage](): {"message_id": true, "chat": true},
 	typeOf[models.Chat]():                {"id": true, "type": true},
 	typeOf[models.User]():                {"id": true},
-	typeOf[models.CallbackQuery]():       {"id": true, "from": true},
+	// A press whose message cannot be read comes from an unknown chat: the
+	// bridge could only refuse it, and "not allowed" would be untrue.
+	typeOf[models.CallbackQuery](): {"id": true, "from": true, "message": true},
 	// An entity moved to offset 0 could turn the start of a text into a
 	// command.
 	typeOf[models.MessageEntity](): {"type": true, "offset": true, "length": true},
