@@ -279,7 +279,7 @@ func TestReloadOnSIGHUP(t *testing.T) {
 
 	d.say(bob, "hello from bob")
 	p.waitLog("that Bob was turned away", func(l logLine) bool {
-		return l.str("message") == "ignoring a message from a user or chat not allowed" && l.num("user_id") == int64(bob)
+		return l.str("message") == "ignoring a message from a user not allowed" && l.num("user_id") == int64(bob)
 	})
 
 	// A broken file is not applied, and the daemon keeps running.
