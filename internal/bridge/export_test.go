@@ -100,3 +100,7 @@ func HostileBatch(data []byte, user, chat int64) []HostileUpdate {
 
 // HostileSeeds is the seed corpus both fuzz tests start from.
 func HostileSeeds() [][]byte { return hostileSeeds() }
+
+// ChatsHealthy is Healthy's chat half: the update loop's half needs a live
+// poll, so a test that moves the clock minutes ahead checks this one.
+func (b *Bridge) ChatsHealthy(now time.Time) error { return b.chatsHealthy(now) }

@@ -56,6 +56,7 @@ func TestSlotWaitKeepsTheChatResponsive(t *testing.T) {
 
 	require.NoError(t, r.b.Healthy(time.Now()), "waiting for a slot is not a stall")
 	assert.Zero(t, r.b.StalledFor(keyB, time.Now().Add(3*time.Minute)), "B's mailbox is empty while it waits")
+	require.NoError(t, r.b.ChatsHealthy(time.Now().Add(3*time.Minute)), "3 minutes of waiting for a slot is no stall")
 	assert.False(t, modelSaw(r, "first from B"), "B has no slot yet")
 	for _, m := range r.tg.Snapshot().BotMessages(chatB) {
 		assert.NotContains(t, m.Text, "⏱", "no progress or answer while waiting: %q", m.Text)
@@ -112,4 +113,23 @@ func TestQueuedMessagesSurviveACLICrash(t *testing.T) {
 func readFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	return string(b), err
+}
+
+// A chat whose actor really is wedged (an item stuck in its mailbox) is
+// reported after two minutes, so the watchdog is withheld and systemd
+// restarts the daemon.
+func TestHealthyReportsAWedgedChat(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t)
+	release := r.b.BlockChat(key)
+	r.say(chat, alice, "stuck behind a wedged actor")
+	require.Eventually(t, func() bool { return r.b.MailboxLen(key) == 1 }, wait, 10*time.Millisecond)
+	require.NoError(t, r.b.ChatsHealthy(time.Now()), "not yet: a moment is no stall")
+	err := r.b.ChatsHealthy(time.Now().Add(3 * time.Minute))
+	require.Error(t, err, "a mailbox stuck for 3 minutes is reported")
+	assert.Contains(t, err.Error(), "has not handled its mailbox")
+	release()
+	require.Eventually(t, func() bool { return r.b.ChatsHealthy(time.Now().Add(3*time.Minute)) == nil }, wait, 10*time.Millisecond,
+		"healthy again once the actor moves")
 }

@@ -189,6 +189,13 @@ func (b *Bridge) Healthy(now time.Time) error {
 	if err := b.progress.check(now, b.staleAfter()); err != nil {
 		return err
 	}
+	return b.chatsHealthy(now)
+}
+
+// chatsHealthy reports a chat whose mailbox has not moved for two minutes:
+// its actor is wedged. A chat waiting for a live slot or a human keeps
+// handling its mailbox, so it never shows here.
+func (b *Bridge) chatsHealthy(now time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for key, c := range b.chats {
