@@ -1,0 +1,99 @@
+package bridge_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Most bridge tests run the real CLI. A few CLI behaviours cannot be
+// provoked from it on purpose (2.1.328 never cancels a queued message by
+// itself), so for those the test binary re-executes as a tiny fake CLI.
+const envFakeCLI = "UNTETHER_BRIDGE_FAKE_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envFakeCLI) != "" {
+		os.Exit(fakeCLI())
+	}
+	os.Exit(m.Run())
+}
+
+// fakeCLI answers "echo: <text>" to every message, except that a message
+// starting with HOLD keeps its turn open until the next message arrives;
+// that next message is reported queued and then cancelled, and the held
+// turn completes.
+func fakeCLI() int {
+	sid := "00000000-0000-4000-8000-00000000000f"
+	for i, a := range os.Args {
+		if (a == "--session-id" || a == "--resume") && i+1 < len(os.Args) {
+			sid = os.Args[i+1]
+		}
+	}
+	emit := func(v map[string]any) {
+		v["session_id"] = sid
+		b, _ := json.Marshal(v)
+		fmt.Println(string(b))
+	}
+	lifecycle := func(uuid, state string) {
+		emit(map[string]any{"type": "command_lifecycle", "command_uuid": uuid, "state": state})
+	}
+	answer := func(text string, uuids ...string) {
+		emit(map[string]any{"type": "assistant", "message": map[string]any{"id": "msg_" + uuids[0], "role": "assistant",
+			"model": "fake-model", "content": []any{map[string]any{"type": "text", "text": text}}}})
+		emit(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": text, "num_turns": 1,
+			"duration_ms": 5, "total_cost_usd": 0.01, "terminal_reason": "completed", "user_message_uuids": uuids})
+		for _, u := range uuids {
+			lifecycle(u, "completed")
+		}
+	}
+	held := ""
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var in struct {
+			Type      string `json:"type"`
+			UUID      string `json:"uuid"`
+			RequestID string `json:"request_id"`
+			Message   struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &in) != nil {
+			return 1
+		}
+		switch in.Type {
+		case "control_request":
+			emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": in.RequestID, "response": map[string]any{}}})
+		case "user":
+			var text string
+			if json.Unmarshal(in.Message.Content, &text) != nil {
+				text = string(in.Message.Content)
+			}
+			if held != "" {
+				lifecycle(in.UUID, "queued")
+				lifecycle(in.UUID, "cancelled")
+				answer("held turn done", held)
+				held = ""
+				continue
+			}
+			lifecycle(in.UUID, "queued")
+			lifecycle(in.UUID, "started")
+			emit(map[string]any{"type": "system", "subtype": "init", "model": "fake-model", "permissionMode": "default",
+				"cwd": mustGetwd(), "tools": []string{"Bash"}})
+			if strings.HasPrefix(text, "HOLD") {
+				held = in.UUID
+				continue
+			}
+			answer("echo: "+text, in.UUID)
+		}
+	}
+	return 0
+}
+
+func mustGetwd() string {
+	wd, _ := os.Getwd()
+	return wd
+}
