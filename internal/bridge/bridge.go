@@ -152,6 +152,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 
 	b.runCtx = ctx
 	defer b.startUploadPruner(ctx)() // uploads.go
+	defer b.startStatePruner(ctx)()  // retention.go
 	if err := b.reconcile(ctx); err != nil {
 		b.log.Error().Err(err).Msg("reconcile state left by the previous run")
 	}

@@ -290,7 +290,13 @@ func (f Files) MaxUploadBytes() int64 { return int64(f.MaxUploadMB) << 20 }
 type State struct {
 	// Dir holds the state database; created if missing.
 	Dir string `toml:"dir"`
+	// Retention is how long decided approvals (the audit log) and turn
+	// records are kept; older ones are pruned at start and daily.
+	Retention Duration `toml:"retention"`
 }
+
+// DefaultRetention keeps the audit log and turn records for 90 days.
+const DefaultRetention = Duration(90 * 24 * time.Hour)
 
 // Log configures logging.
 type Log struct {
@@ -337,7 +343,7 @@ func Default() Config {
 			Typing:   DefaultTyping,
 		},
 		Files:  Files{MaxUploadMB: DefaultMaxUploadMB, Keep: DefaultUploadKeep},
-		State:  State{Dir: DefaultStateDir},
+		State:  State{Dir: DefaultStateDir, Retention: DefaultRetention},
 		Log:    Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
 		Daemon: Daemon{DrainTimeout: DefaultDrainTimeout},
 	}

@@ -22,6 +22,7 @@ var reloadable = []string{
 	"claude.models",
 	"progress.*",
 	"files.*",
+	"state.retention",
 	"claude.idle_timeout",
 	"claude.approval_timeout",
 	"claude.stop_timeout",

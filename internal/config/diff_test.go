@@ -29,6 +29,7 @@ var wantReloadable = map[string]bool{
 	"claude.stop_timeout":         true,
 	"log.level":                   true,
 	"daemon.drain_timeout":        true,
+	"state.retention":             true,
 	"progress.stall_after":        true,
 	"progress.stall_notify_after": true,
 }

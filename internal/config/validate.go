@@ -49,6 +49,7 @@ func (c *Config) validate(tokenFromEnv bool, ps *problems) {
 	positive(ps, "files.keep", c.Files.Keep)
 
 	absPath(ps, "state.dir", c.State.Dir, true)
+	positive(ps, "state.retention", c.State.Retention)
 
 	oneOf(ps, "log.level", c.Log.Level, LogLevels)
 	oneOf(ps, "log.format", c.Log.Format, LogFormats)

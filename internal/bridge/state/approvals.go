@@ -81,6 +81,9 @@ func scanApproval(row interface{ Scan(...any) error }) (Approval, error) {
 // already decided or carries malformed JSON, which a restart could not
 // re-render.
 func (s *Store) PutApproval(ctx context.Context, a Approval) error {
+	if json.Valid(a.InputJSON) {
+		a.InputJSON = capInput(a.InputJSON)
+	}
 	switch {
 	case a.Token == "":
 		return fmt.Errorf("save approval: empty token: %w", ErrInvalid)
