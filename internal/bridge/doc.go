@@ -4,6 +4,20 @@
 // offsets, sessions, live messages and approvals so a restart loses nothing. It
 // is the only package that talks to the Telegram Bot API.
 //
+// A chat's actor never blocks. Handing a message to the CLI (which may start
+// it, or wait for a live-process slot while every slot is busy) runs off the
+// actor, one message at a time and in order (dispatch.go); a wait for a slot
+// is shown to the user with its reason and /cancel stops it, and the
+// message's update is confirmed only once the CLI has it. Messages the CLI
+// had queued when it died are sent again (queued.go). A turn that prints
+// nothing for progress.stall_after says so, and after stall_notify_after
+// asks once whether to cancel (stall.go). A drain stops turns blocked on a
+// human decision at once and offers ▶️ Continue after the restart, leaves
+// messages waiting for a slot to the next start, and Shutdown keeps within
+// a fixed budget once its context ends (drain.go). A group upgraded to a
+// supergroup keeps its sessions (migrate.go); decided approvals and turns
+// older than [state] retention are pruned (retention.go).
+//
 // An approval is answered to the CLI first and recorded in the audit log only
 // then, so the log never claims a decision Claude did not get. AskUserQuestion
 // requests are asked one question after another in one message (toggles and
