@@ -60,6 +60,25 @@ const (
 	MaxUploadMBLimit = 2000
 	// DefaultUploadKeep is how long uploads stay in the workdir: a month.
 	DefaultUploadKeep = Duration(720 * time.Hour)
+	// DefaultOutboxKeep is how long files Claude sent stay in
+	// <workdir>/.untether/sent: a week.
+	DefaultOutboxKeep = Duration(7 * 24 * time.Hour)
+	DefaultZipDirs    = true
+
+	// DefaultAlbumWait and DefaultForwardWait: how long untether collects
+	// the parts of an album, or forwarded messages and their comment,
+	// after the last one arrived.
+	DefaultAlbumWait   = Duration(time.Second)
+	DefaultForwardWait = Duration(time.Second)
+	// MaxCollectWait bounds both: the user waits that long for an answer.
+	MaxCollectWait = Duration(10 * time.Second)
+
+	DefaultVoiceModel   = "whisper-1"
+	DefaultVoiceFFmpeg  = "ffmpeg"
+	DefaultVoiceMaxMB   = 10
+	DefaultVoiceTimeout = Duration(2 * time.Minute)
+	// MaxVoiceMB is what a bot may download from Telegram.
+	MaxVoiceMB = 20
 
 	DefaultStateDir = "~/.local/state/untether"
 
@@ -168,6 +187,7 @@ type Config struct {
 	Claude   Claude   `toml:"claude"`
 	Progress Progress `toml:"progress"`
 	Files    Files    `toml:"files"`
+	Voice    Voice    `toml:"voice"`
 	State    State    `toml:"state"`
 	Log      Log      `toml:"log"`
 	Daemon   Daemon   `toml:"daemon"`
@@ -196,6 +216,12 @@ type Telegram struct {
 	// ConflictGrace is how long getUpdates may keep failing with 409
 	// Conflict (another poller on the token) before the daemon exits.
 	ConflictGrace Duration `toml:"conflict_grace"`
+	// AlbumWait is how long the parts of an album (one media_group_id) are
+	// collected after the last one arrived, to become one prompt.
+	AlbumWait Duration `toml:"album_wait"`
+	// ForwardWait is how long forwarded messages, and a comment sent right
+	// after them, are collected to become one prompt.
+	ForwardWait Duration `toml:"forward_wait"`
 }
 
 // Claude configures the Claude Code CLI processes, one per chat.
@@ -275,13 +301,59 @@ func (p Progress) IntervalFor(group bool) time.Duration {
 	return p.Interval.Std()
 }
 
-// Files configures files users send to the bot.
+// Files configures files users send to the bot, and files it sends back.
 type Files struct {
 	// MaxUploadMB is the largest file accepted, in megabytes (2^20 bytes).
 	MaxUploadMB int `toml:"max_upload_mb"`
 	// Keep is how long saved uploads stay in <workdir>/.untether/uploads.
 	Keep Duration `toml:"keep"`
+	// OutboxKeep is how long files Claude sent to the chat (through
+	// <workdir>/.untether/outbox) stay in <workdir>/.untether/sent.
+	OutboxKeep Duration `toml:"outbox_keep"`
+	// Deny lists the paths /get refuses, as globs relative to the project
+	// (see internal/pathglob): secrets such as .env files and keys.
+	Deny []string `toml:"deny"`
+	// ZipDirs lets /get send a directory as a zip archive.
+	ZipDirs bool `toml:"zip_dirs"`
 }
+
+// DefaultDeny is [files] deny's default: common places secrets live.
+func DefaultDeny() []string {
+	return []string{".env*", "*.pem", "*.key", ".ssh/**", ".git/**", ".netrc", ".npmrc", ".pypirc"}
+}
+
+// Voice configures the transcription of voice notes. Set APIURL (an
+// OpenAI-compatible transcription endpoint) or Command (a local program),
+// not both; with neither, voice notes are answered with how to enable them.
+type Voice struct {
+	// APIURL is the transcription endpoint, e.g.
+	// https://api.openai.com/v1/audio/transcriptions.
+	APIURL string `toml:"api_url"`
+	// APIKey is sent as a bearer token. APIKeyEnv names an environment
+	// variable to read it from instead; Parse resolves it into APIKey.
+	APIKey    Secret `toml:"api_key"`
+	APIKeyEnv string `toml:"api_key_env"`
+	// Model and Language are sent as the endpoint's model and language
+	// fields; an empty Language lets it detect the language.
+	Model    string `toml:"model"`
+	Language string `toml:"language"`
+	// Command is a program and its arguments; "{wav}" in an argument is
+	// replaced by the path of the note converted to 16 kHz mono WAV. It
+	// prints the transcript on stdout.
+	Command []string `toml:"command"`
+	// FFmpeg converts the note for Command: a name on PATH or an absolute path.
+	FFmpeg string `toml:"ffmpeg"`
+	// MaxMB is the largest voice note, audio file or video note transcribed.
+	MaxMB int `toml:"max_mb"`
+	// Timeout bounds one transcription (download excluded).
+	Timeout Duration `toml:"timeout"`
+}
+
+// Enabled reports whether voice notes are transcribed.
+func (v Voice) Enabled() bool { return v.APIURL != "" || len(v.Command) > 0 }
+
+// MaxBytes is MaxMB in bytes.
+func (v Voice) MaxBytes() int64 { return int64(v.MaxMB) << 20 }
 
 // MaxUploadBytes is MaxUploadMB in bytes.
 func (f Files) MaxUploadBytes() int64 { return int64(f.MaxUploadMB) << 20 }
@@ -323,6 +395,8 @@ func Default() Config {
 			GroupTrigger:  DefaultGroupTrigger,
 			PollTimeout:   DefaultPollTimeout,
 			ConflictGrace: DefaultConflictGrace,
+			AlbumWait:     DefaultAlbumWait,
+			ForwardWait:   DefaultForwardWait,
 		},
 		Claude: Claude{
 			Binary:              DefaultClaudeBinary,
@@ -342,7 +416,10 @@ func Default() Config {
 			OnFinish: DefaultOnFinish,
 			Typing:   DefaultTyping,
 		},
-		Files:  Files{MaxUploadMB: DefaultMaxUploadMB, Keep: DefaultUploadKeep},
+		Files: Files{MaxUploadMB: DefaultMaxUploadMB, Keep: DefaultUploadKeep,
+			OutboxKeep: DefaultOutboxKeep, Deny: DefaultDeny(), ZipDirs: DefaultZipDirs},
+		Voice: Voice{Command: []string{}, Model: DefaultVoiceModel, FFmpeg: DefaultVoiceFFmpeg, MaxMB: DefaultVoiceMaxMB,
+			Timeout: DefaultVoiceTimeout},
 		State:  State{Dir: DefaultStateDir, Retention: DefaultRetention},
 		Log:    Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
 		Daemon: Daemon{DrainTimeout: DefaultDrainTimeout},

@@ -32,6 +32,20 @@ var wantReloadable = map[string]bool{
 	"state.retention":             true,
 	"progress.stall_after":        true,
 	"progress.stall_notify_after": true,
+	"telegram.album_wait":         true,
+	"telegram.forward_wait":       true,
+	"files.outbox_keep":           true,
+	"files.deny":                  true,
+	"files.zip_dirs":              true,
+	"voice.api_url":               true,
+	"voice.api_key":               true,
+	"voice.api_key_env":           true,
+	"voice.model":                 true,
+	"voice.language":              true,
+	"voice.command":               true,
+	"voice.ffmpeg":                true,
+	"voice.max_mb":                true,
+	"voice.timeout":               true,
 }
 
 // mutate changes v to a different value of its type.

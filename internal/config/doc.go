@@ -6,11 +6,12 @@
 // Loading runs in a fixed order: decode over Default() (a *DecodeError, with
 // line and column, if the TOML is malformed or a value has the wrong type),
 // reject unknown or wrongly cased keys, let UNTETHER_TELEGRAM_BOT_TOKEN
-// replace the file's token, expand a leading ~ from HOME, then validate. All
+// replace the file's token, expand a leading ~ from HOME (also in each
+// [voice] command entry), read [voice] api_key_env, then validate. All
 // problems from the last three steps come back together as one
 // *ValidationError sorted by key.
 //
-// The bot token is a Secret: every formatting and encoding path prints
+// The bot token and the voice API key are Secrets: every formatting and encoding path prints
 // "[redacted]", and no error message quotes it, so configs and errors can be
 // logged freely. Validation checks only what can be known from the file and
 // the filesystem (the working directory exists); whether the claude binary

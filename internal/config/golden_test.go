@@ -16,11 +16,15 @@ var update = flag.Bool("update", false, "rewrite testdata/config/*.golden.txt fr
 // goldenDir is shared with the rest of the repository's test data.
 const goldenDir = "../../testdata/config"
 
+// testVoiceKey is the voice API key the goldens read through api_key_env.
+const testVoiceKey = "sk-test-voice-key-0123456789"
+
 // TestGolden loads every testdata/config/*.toml and compares the outcome with
 // the matching .golden.txt: the Dump of the loaded config for good-*.toml,
 // the full error text for bad-*.toml. "@HOME@" in a file stands for a
 // temporary home directory (which has a project/ and a claude-home/
 // subdirectory), and is written back in the output so goldens are stable.
+// TEST_VOICE_KEY is set in the environment, for voice.api_key_env.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(goldenDir, "*.toml"))
 	require.NoError(t, err)
@@ -37,7 +41,7 @@ func TestGolden(t *testing.T) {
 			require.NoError(t, err)
 			data = []byte(strings.ReplaceAll(string(data), "@HOME@", home))
 
-			cfg, err := Parse(data, envMap(map[string]string{"HOME": home}))
+			cfg, err := Parse(data, envMap(map[string]string{"HOME": home, "TEST_VOICE_KEY": testVoiceKey}))
 			var got string
 			switch {
 			case strings.HasPrefix(name, "good-"):
@@ -51,6 +55,7 @@ func TestGolden(t *testing.T) {
 			}
 			got = strings.ReplaceAll(got, home, "@HOME@")
 			assert.NotContains(t, got, testTokenSecret)
+			assert.NotContains(t, got, testVoiceKey)
 
 			golden := strings.TrimSuffix(file, ".toml") + ".golden.txt"
 			if *update {

@@ -64,6 +64,7 @@ func Parse(data []byte, env func(string) string) (*Config, error) {
 		cfg.Telegram.BotToken = NewSecret(envToken)
 	}
 	cfg.expandPaths(env("HOME"), &ps)
+	cfg.resolveVoice(env, &ps) // validate_phone.go
 	cfg.Telegram.APIURL = strings.TrimRight(cfg.Telegram.APIURL, "/")
 	cfg.validate(tokenFromEnv, &ps)
 	if err := ps.err(); err != nil {
@@ -115,6 +116,7 @@ func (c *Config) expandPaths(home string, ps *problems) {
 		{"claude.workdir", &c.Claude.Workdir},
 		{"claude.home", &c.Claude.Home},
 		{"state.dir", &c.State.Dir},
+		{"voice.ffmpeg", &c.Voice.FFmpeg},
 	} {
 		exp, ok := expandHome(*f.p, home)
 		if !ok {

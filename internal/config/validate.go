@@ -47,6 +47,7 @@ func (c *Config) validate(tokenFromEnv bool, ps *problems) {
 		ps.add("files.max_upload_mb", "is %d; must be between 1 and %d (Telegram's own limit is %d, more needs a self-hosted Bot API server)", n, MaxUploadMBLimit, DefaultMaxUploadMB)
 	}
 	positive(ps, "files.keep", c.Files.Keep)
+	c.validatePhone(ps) // validate_phone.go
 
 	absPath(ps, "state.dir", c.State.Dir, true)
 	positive(ps, "state.retention", c.State.Retention)
