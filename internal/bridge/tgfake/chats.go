@@ -292,5 +292,15 @@ func (m *message) copy() Message {
 		out.Document = &d
 	}
 	out.Photo = append([]PhotoSize(nil), m.Photo...)
+	for _, p := range []**Media{&out.Voice, &out.Audio, &out.VideoNote} {
+		if *p != nil {
+			c := **p
+			*p = &c
+		}
+	}
+	if m.ForwardOrigin != nil {
+		o := *m.ForwardOrigin
+		out.ForwardOrigin = &o
+	}
 	return out
 }

@@ -11,9 +11,18 @@
 // checks two independent descriptions of the protocol against each other.
 //
 // Tests drive the user side with [Server.UserSends], [Server.UserSendsPhoto],
-// [Server.UserSendsDocument] and [Server.UserPresses]; files users send (and
-// documents the bot uploads) are fetched with getFile and downloaded from
-// /file/bot{token}/{file_path}, as with the real service. Content no client
+// [Server.UserSendsDocument], [Server.UserSendsVoice], [Server.UserSendsAudio],
+// [Server.UserSendsVideoNote], [Server.UserSendsAlbum] (one update per item,
+// sharing a media_group_id), [Server.UserEdits] (an edited_message update)
+// and [Server.UserPresses]; [Forwarded] and [Quoting] make a message a
+// forward or a quoting reply. Files users send (and documents and photos the
+// bot uploads) are fetched with getFile and downloaded from
+// /file/bot{token}/{file_path}, as with the real service. The bot side
+// includes sendDocument, sendPhoto (10 MB, width + height ≤ 10000, ratio ≤
+// 20, 1024-unit captions) and sendMediaGroup (2–10 items, photos or
+// documents but not both, attach:// parts; flood control that trips at
+// item N > 1 leaves the items before it delivered and answers a 400 naming
+// N, as Telegram does). Content no client
 // knows yet, as a newer Telegram or a hostile server would send it, goes in
 // raw: [WithRawFields] adds members to a user message, [Server.InjectRawUpdate]
 // queues an update of any kind and [Server.InjectRaw] any getUpdates entry at

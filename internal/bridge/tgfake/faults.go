@@ -38,6 +38,7 @@ func DefaultFloodLimits() FloodLimits {
 
 var floodCounted = map[string]bool{
 	"sendmessage": true, "senddocument": true, "editmessagetext": true, "editmessagereplymarkup": true,
+	"sendphoto": true, "sendmediagroup": true,
 }
 
 type floodState struct {

@@ -38,6 +38,7 @@ type storedFile struct {
 	name, mime    string // documents only
 	data          []byte
 	width, height int    // photos only
+	duration      int    // voice, audio, video notes: seconds
 	dir, ext      string // file_path is dir/file_N.ext
 	path          string // assigned by the first getFile
 }

@@ -92,6 +92,7 @@ type Server struct {
 	webhookURL string
 	queries    map[CallbackQueryID]*queryState
 	nextQuery  int64
+	nextAlbum  int64 // media_group_ids handed out
 	answers    []CallbackAnswer
 	actions    []ChatAction
 	drafts     []Draft
@@ -220,6 +221,8 @@ var handlers = map[string]handler{
 	"getmycommands":          (*Server).getMyCommands,
 	"deletemycommands":       (*Server).deleteMyCommands,
 	"senddocument":           (*Server).sendDocument,
+	"sendphoto":              (*Server).sendPhoto,
+	"sendmediagroup":         (*Server).sendMediaGroup,
 	"sendmessagedraft":       (*Server).sendMessageDraft,
 	"setwebhook":             (*Server).setWebhook,
 	"deletewebhook":          (*Server).deleteWebhook,

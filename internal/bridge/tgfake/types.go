@@ -118,6 +118,43 @@ type Message struct {
 	// hold the caption. Photo lists sizes smallest first, like Telegram.
 	Document *Document
 	Photo    []PhotoSize
+	// Voice, Audio and VideoNote are set for those kinds of user message
+	// (media_user.go); a caption is in Text.
+	Voice     *Media
+	Audio     *Media
+	VideoNote *Media
+	// MediaGroupID is shared by the messages of one album.
+	MediaGroupID string
+	// ForwardOrigin is set on forwarded messages.
+	ForwardOrigin *ForwardOrigin
+	// Quote is the part of the replied-to message a reply quotes.
+	Quote string
+	// PhotoData is the original bytes of a photo the bot sent.
+	PhotoData []byte
+}
+
+// Media is a voice note, an audio file or a video note a user sent.
+type Media struct {
+	FileID   string
+	FileName string // audio files only
+	MimeType string // not set for video notes, as in Telegram
+	Duration int    // seconds
+	Data     []byte
+}
+
+// ForwardOrigin says where a forwarded message came from: Type is "user",
+// "hidden_user", "chat" or "channel", with the matching fields set.
+type ForwardOrigin struct {
+	Type string
+	Date time.Time
+	// SenderUser for "user"; SenderUserName for "hidden_user".
+	SenderUser     User
+	SenderUserName string
+	// Chat (its title and id) for "chat" and "channel".
+	ChatTitle       string
+	ChatID          ChatID
+	ChatUsername    string
+	AuthorSignature string
 }
 
 // HasButton reports whether the keyboard holds a button with exactly data.
@@ -190,9 +227,10 @@ type BotCommand struct {
 // Update is a queued or delivered update in test-friendly form.
 type Update struct {
 	ID   UpdateID
-	Kind string // "message" or "callback_query"
-	// Message is set for "message"; for "callback_query" it is the message
-	// whose button was pressed.
+	Kind string // "message", "edited_message" or "callback_query"
+	// Message is set for "message" and "edited_message" (the message as
+	// edited); for "callback_query" it is the message whose button was
+	// pressed.
 	Message Message
 	// QueryID, From and Data are set for "callback_query".
 	QueryID CallbackQueryID

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unicode"
 )
@@ -158,11 +159,14 @@ func (s *Server) getUpdates(ctx context.Context, p params) (any, *apiError) {
 type UserOption func(*userMsg)
 
 type userMsg struct {
-	thread    ThreadID
-	replyTo   MessageID
-	entities  []Entity
-	set       bool
-	rawFields map[string]json.RawMessage
+	thread     ThreadID
+	replyTo    MessageID
+	entities   []Entity
+	set        bool
+	rawFields  map[string]json.RawMessage
+	mediaGroup string
+	forward    *ForwardOrigin
+	quote      string
 }
 
 // InTopic posts the message in a forum topic.
@@ -220,7 +224,8 @@ func (s *Server) postAsUser(chat ChatID, user User, content userContent, opts []
 	if c == nil {
 		return Message{}, fmt.Errorf("send as user %d: chat %d is not registered", user.ID, chat)
 	}
-	m := &message{Message: Message{FromBot: false, From: user.ID, Date: s.now(), Raw: text, Text: text, ReplyTo: o.replyTo}, sender: user}
+	m := &message{Message: Message{FromBot: false, From: user.ID, Date: s.now(), Raw: text, Text: text, ReplyTo: o.replyTo,
+		MediaGroupID: o.mediaGroup, ForwardOrigin: o.forward}, sender: user}
 	if o.thread != 0 {
 		if !c.topics[o.thread] {
 			return Message{}, fmt.Errorf("send to chat %d: topic %d does not exist", chat, o.thread)
@@ -231,6 +236,12 @@ func (s *Server) postAsUser(chat ChatID, user User, content userContent, opts []
 		target := c.messages[o.replyTo]
 		if target == nil || target.Deleted {
 			return Message{}, fmt.Errorf("send to chat %d: reply target %d does not exist", chat, o.replyTo)
+		}
+		if o.quote != "" {
+			if !strings.Contains(target.Text, o.quote) {
+				return Message{}, fmt.Errorf("send to chat %d: quote %q is not part of message %d", chat, o.quote, o.replyTo)
+			}
+			m.Quote = o.quote
 		}
 		if m.Thread == 0 && c.Type == Supergroup {
 			m.Thread = target.Thread
@@ -245,9 +256,16 @@ func (s *Server) postAsUser(chat ChatID, user User, content userContent, opts []
 	}
 	for _, f := range content.files {
 		s.addFileLocked(f)
-		if f.isPhoto() {
+		switch f.dir {
+		case "photos":
 			m.Photo = append(m.Photo, PhotoSize{FileID: f.id, FileUniqueID: f.uniqueID, Width: f.width, Height: f.height, FileSize: len(f.data)})
-		} else {
+		case dirVoice:
+			m.Voice, m.fileUniqueID = f.media(), f.uniqueID
+		case dirAudio:
+			m.Audio, m.fileUniqueID = f.media(), f.uniqueID
+		case dirVideoNote:
+			m.VideoNote, m.fileUniqueID = f.media(), f.uniqueID
+		default:
 			m.Document, m.fileUniqueID = f.document(), f.uniqueID
 		}
 	}

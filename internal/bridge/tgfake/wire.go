@@ -78,6 +78,50 @@ type wirePhotoSize struct {
 	FileSize     int    `json:"file_size,omitempty"`
 }
 
+type wireVoice struct {
+	FileID       string `json:"file_id"`
+	FileUniqueID string `json:"file_unique_id"`
+	Duration     int    `json:"duration"`
+	MimeType     string `json:"mime_type,omitempty"`
+	FileSize     int    `json:"file_size,omitempty"`
+}
+
+type wireAudio struct {
+	FileID       string `json:"file_id"`
+	FileUniqueID string `json:"file_unique_id"`
+	Duration     int    `json:"duration"`
+	FileName     string `json:"file_name,omitempty"`
+	MimeType     string `json:"mime_type,omitempty"`
+	FileSize     int    `json:"file_size,omitempty"`
+}
+
+type wireVideoNote struct {
+	FileID       string `json:"file_id"`
+	FileUniqueID string `json:"file_unique_id"`
+	Length       int    `json:"length"`
+	Duration     int    `json:"duration"`
+	FileSize     int    `json:"file_size,omitempty"`
+}
+
+// wireOrigin is MessageOrigin: one object whose "type" says which of the
+// optional members are present.
+type wireOrigin struct {
+	Type            string    `json:"type"`
+	Date            int64     `json:"date"`
+	SenderUser      *wireUser `json:"sender_user,omitempty"`
+	SenderUserName  string    `json:"sender_user_name,omitempty"`
+	SenderChat      *wireChat `json:"sender_chat,omitempty"`
+	Chat            *wireChat `json:"chat,omitempty"`
+	MessageID       int       `json:"message_id,omitempty"`
+	AuthorSignature string    `json:"author_signature,omitempty"`
+}
+
+type wireQuote struct {
+	Text     string `json:"text"`
+	Position int    `json:"position"`
+	IsManual bool   `json:"is_manual,omitempty"`
+}
+
 type wireMessage struct {
 	MessageID       int             `json:"message_id"`
 	MessageThreadID int             `json:"message_thread_id,omitempty"`
@@ -91,6 +135,12 @@ type wireMessage struct {
 	Entities        []wireEntity    `json:"entities,omitempty"`
 	Document        *wireDocument   `json:"document,omitempty"`
 	Photo           []wirePhotoSize `json:"photo,omitempty"`
+	Voice           *wireVoice      `json:"voice,omitempty"`
+	Audio           *wireAudio      `json:"audio,omitempty"`
+	VideoNote       *wireVideoNote  `json:"video_note,omitempty"`
+	MediaGroupID    string          `json:"media_group_id,omitempty"`
+	ForwardOrigin   *wireOrigin     `json:"forward_origin,omitempty"`
+	Quote           *wireQuote      `json:"quote,omitempty"`
 	Caption         string          `json:"caption,omitempty"`
 	CaptionEntities []wireEntity    `json:"caption_entities,omitempty"`
 	ReplyMarkup     *wireKeyboard   `json:"reply_markup,omitempty"`
@@ -107,6 +157,7 @@ type wireCallbackQuery struct {
 type wireUpdate struct {
 	UpdateID      int64              `json:"update_id"`
 	Message       *wireMessage       `json:"message,omitempty"`
+	EditedMessage *wireMessage       `json:"edited_message,omitempty"`
 	CallbackQuery *wireCallbackQuery `json:"callback_query,omitempty"`
 }
 
@@ -202,8 +253,16 @@ func (s *Server) wireMessageLocked(c *chatState, m *message, depth int) *wireMes
 			w.Photo = append(w.Photo, wirePhotoSize(p))
 		}
 		w.Caption, w.CaptionEntities = m.Text, wireEntities(m.Entities)
+	case m.Voice != nil || m.Audio != nil || m.VideoNote != nil:
+		wireMediaOf(w, m) // media_user.go
+		w.Caption, w.CaptionEntities = m.Text, wireEntities(m.Entities)
 	default:
 		w.Text, w.Entities = m.Text, wireEntities(m.Entities)
+	}
+	w.MediaGroupID = m.MediaGroupID
+	w.ForwardOrigin = wireOriginOf(m.ForwardOrigin)
+	if m.Quote != "" && m.ReplyTo != 0 {
+		w.Quote = &wireQuote{Text: m.Quote, Position: quotePosition(c, m), IsManual: true}
 	}
 	w.ReplyMarkup = wireKeyboardOf(m.Keyboard)
 	if m.ReplyTo != 0 && depth == 0 {
