@@ -86,7 +86,31 @@ const (
 	DefaultLogFormat = LogFormatAuto
 
 	DefaultDrainTimeout = Duration(2 * time.Minute)
+
+	DefaultRetryAfterLimit = RetryAsk
+	// DefaultBudgetWarnAt is the share of a budget at which an answer warns.
+	DefaultBudgetWarnAt = 0.8
+	// DefaultMaxSchedulesPerChat bounds the schedules one chat can create.
+	DefaultMaxSchedulesPerChat = 20
+	DefaultScheduleCatchUp     = true
 )
+
+// RetryAfterLimit says what happens to a prompt a subscription limit
+// rejected.
+type RetryAfterLimit string
+
+// The claude.retry_after_limit values.
+const (
+	// RetryAsk offers ⏰ Retry at the reset time and ✖️ Drop buttons.
+	RetryAsk RetryAfterLimit = "ask"
+	// RetryAuto sends the prompt again at the reset time without asking.
+	RetryAuto RetryAfterLimit = "auto"
+	// RetryOff only says when the limit resets.
+	RetryOff RetryAfterLimit = "off"
+)
+
+// RetryAfterLimitValues lists every valid RetryAfterLimit.
+var RetryAfterLimitValues = []RetryAfterLimit{RetryAsk, RetryAuto, RetryOff}
 
 // PermissionMode is the Claude CLI's --permission-mode.
 type PermissionMode string
@@ -191,6 +215,12 @@ type Config struct {
 	State    State    `toml:"state"`
 	Log      Log      `toml:"log"`
 	Daemon   Daemon   `toml:"daemon"`
+	// Budget and Scheduler are tables; Schedules is an array of tables
+	// ([[schedules]]), the one section that is a list: fields() treats it
+	// as a single key.
+	Budget    Budget     `toml:"budget"`
+	Scheduler Scheduler  `toml:"scheduler"`
+	Schedules []Schedule `toml:"schedules"`
 }
 
 // Telegram configures the bot and who may talk to it.
@@ -222,6 +252,16 @@ type Telegram struct {
 	// ForwardWait is how long forwarded messages, and a comment sent right
 	// after them, are collected to become one prompt.
 	ForwardWait Duration `toml:"forward_wait"`
+	// Timezone is the IANA name of the users' time zone ("Europe/Paris"):
+	// /usage days, budget days and months, reset times and /at read in it.
+	// Empty means the host's.
+	Timezone string `toml:"timezone"`
+}
+
+// Location is the Timezone's location, the host's when it is empty (or,
+// in a Config that did not validate, unknown).
+func (t Telegram) Location() *time.Location {
+	return LoadLocation(t.Timezone)
 }
 
 // Claude configures the Claude Code CLI processes, one per chat.
@@ -263,6 +303,9 @@ type Claude struct {
 	MaxConcurrentSpawns int `toml:"max_concurrent_spawns"`
 	// Env is extra environment for the CLI. It may not carry the bot token.
 	Env map[string]string `toml:"env"`
+	// RetryAfterLimit says what happens to a prompt a subscription limit
+	// rejected (rate_limit_event "rejected" with a reset time).
+	RetryAfterLimit RetryAfterLimit `toml:"retry_after_limit"`
 }
 
 // ModeAllowed reports whether the operator allows mode (claude.allowed_modes).
@@ -385,6 +428,53 @@ type Daemon struct {
 	DrainTimeout Duration `toml:"drain_timeout"`
 }
 
+// Budget caps what Claude may spend, as the CLI reports it (total_cost_usd).
+// Days and months are counted in telegram.timezone.
+type Budget struct {
+	// DailyUSD is the most all chats together may spend per day; 0: no cap.
+	DailyUSD float64 `toml:"daily_usd"`
+	// MonthlyUSD is the most all chats together may spend per calendar
+	// month; 0: no cap.
+	MonthlyUSD float64 `toml:"monthly_usd"`
+	// WarnAt is the share of a budget (0 < WarnAt <= 1) at which an answer
+	// says so, once per day or month.
+	WarnAt float64 `toml:"warn_at"`
+}
+
+// Enabled reports whether any budget is set.
+func (b Budget) Enabled() bool { return b.DailyUSD > 0 || b.MonthlyUSD > 0 }
+
+// Scheduler configures scheduled prompts (/at, /every and [[schedules]]).
+type Scheduler struct {
+	// MaxPerChat is how many schedules one chat or topic may have.
+	MaxPerChat int `toml:"max_per_chat"`
+	// CatchUp runs a schedule once at start when runs were missed while
+	// the daemon was down; false skips them.
+	CatchUp bool `toml:"catch_up"`
+}
+
+// Schedule is one [[schedules]] entry: a prompt sent to a chat on a cron
+// schedule.
+type Schedule struct {
+	// Chat is the chat id: a user's id for their private chat, or a
+	// group's (negative) id. It must be allowed.
+	Chat int64 `toml:"chat"`
+	// Thread is the forum topic, 0 for none.
+	Thread int64 `toml:"thread"`
+	// Project must be empty: projects are not supported yet.
+	Project string `toml:"project"`
+	// Cron is a 5-field cron expression ("0 9 * * 1-5") or a descriptor
+	// ("@daily", "@every 2h").
+	Cron string `toml:"cron"`
+	// Prompt is the message sent to Claude.
+	Prompt string `toml:"prompt"`
+	// Timezone is the IANA zone Cron is read in; empty means
+	// telegram.timezone.
+	Timezone string `toml:"timezone"`
+	// FreshSession starts each run in a new session instead of the chat's.
+	FreshSession bool `toml:"fresh_session"`
+}
+
 // Default returns a Config holding every default. The required keys
 // (telegram.bot_token, telegram.allowed_user_ids, claude.workdir) are empty,
 // and paths are not yet ~-expanded, so Default alone does not validate.
@@ -407,6 +497,7 @@ func Default() Config {
 			StopTimeout:         DefaultStopTimeout,
 			MaxLiveProcesses:    DefaultMaxLiveProcesses,
 			MaxConcurrentSpawns: DefaultMaxConcurrentSpawns,
+			RetryAfterLimit:     DefaultRetryAfterLimit,
 		},
 		Progress: Progress{
 			Interval:   DefaultProgressInterval,
@@ -420,8 +511,10 @@ func Default() Config {
 			OutboxKeep: DefaultOutboxKeep, Deny: DefaultDeny(), ZipDirs: DefaultZipDirs},
 		Voice: Voice{Command: []string{}, Model: DefaultVoiceModel, FFmpeg: DefaultVoiceFFmpeg, MaxMB: DefaultVoiceMaxMB,
 			Timeout: DefaultVoiceTimeout},
-		State:  State{Dir: DefaultStateDir, Retention: DefaultRetention},
-		Log:    Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
-		Daemon: Daemon{DrainTimeout: DefaultDrainTimeout},
+		State:     State{Dir: DefaultStateDir, Retention: DefaultRetention},
+		Log:       Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
+		Daemon:    Daemon{DrainTimeout: DefaultDrainTimeout},
+		Budget:    Budget{WarnAt: DefaultBudgetWarnAt},
+		Scheduler: Scheduler{MaxPerChat: DefaultMaxSchedulesPerChat, CatchUp: DefaultScheduleCatchUp},
 	}
 }

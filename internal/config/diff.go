@@ -31,6 +31,10 @@ var reloadable = []string{
 	"claude.stop_timeout",
 	"log.level",
 	"daemon.drain_timeout",
+	"telegram.timezone",
+	"claude.retry_after_limit",
+	"budget.*",
+	"scheduler.max_per_chat",
 }
 
 // IsReloadable reports whether a change to key can be applied on SIGHUP.
@@ -91,8 +95,13 @@ func equalValues(a, b reflect.Value) bool {
 func (c *Config) Dump() string {
 	var b strings.Builder
 	section := ""
+	var lists []field
 	for _, f := range c.fields() {
 		sec, key, _ := strings.Cut(f.key, ".")
+		if key == "" { // a list section goes last, as [[section]] tables
+			lists = append(lists, f)
+			continue
+		}
 		if sec != section {
 			if section != "" {
 				b.WriteByte('\n')
@@ -101,6 +110,15 @@ func (c *Config) Dump() string {
 			section = sec
 		}
 		fmt.Fprintf(&b, "%s = %s\n", key, tomlValue(f.value))
+	}
+	for _, f := range lists {
+		for i := range f.value.Len() {
+			entry := f.value.Index(i)
+			fmt.Fprintf(&b, "\n[[%s]]\n", f.key)
+			for j := range entry.NumField() {
+				fmt.Fprintf(&b, "%s = %s\n", entry.Type().Field(j).Tag.Get("toml"), tomlValue(entry.Field(j)))
+			}
+		}
 	}
 	return b.String()
 }
@@ -123,6 +141,12 @@ func tomlValue(v reflect.Value) string {
 		return strconv.FormatBool(v.Bool())
 	case reflect.Int, reflect.Int64:
 		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Float64:
+		s := strconv.FormatFloat(v.Float(), 'f', -1, 64)
+		if !strings.ContainsAny(s, ".eEn") { // TOML floats need a fraction
+			s += ".0"
+		}
+		return s
 	case reflect.Slice:
 		items := make([]string, v.Len())
 		for i := range items {

@@ -46,6 +46,12 @@ var wantReloadable = map[string]bool{
 	"voice.ffmpeg":                true,
 	"voice.max_mb":                true,
 	"voice.timeout":               true,
+	"telegram.timezone":           true,
+	"claude.retry_after_limit":    true,
+	"budget.daily_usd":            true,
+	"budget.monthly_usd":          true,
+	"budget.warn_at":              true,
+	"scheduler.max_per_chat":      true,
 }
 
 // mutate changes v to a different value of its type.
@@ -66,6 +72,8 @@ func mutate(t *testing.T, v reflect.Value) {
 		v.SetBool(!v.Bool())
 	case reflect.Int, reflect.Int64:
 		v.SetInt(v.Int() + 1)
+	case reflect.Float64:
+		v.SetFloat(v.Float() + 1)
 	case reflect.Slice:
 		v.Set(reflect.Append(v, reflect.Zero(v.Type().Elem())))
 	case reflect.Map:

@@ -17,6 +17,9 @@
 // the filesystem (the working directory exists); whether the claude binary
 // runs is left to `untether check`.
 //
+// The schema is sections of keys, plus one list of tables, [[schedules]],
+// which Diff and Dump treat as a single key.
+//
 // untether.example.toml at the repository root documents every key with its
 // default; tests keep it complete and in step with Default.
 package config

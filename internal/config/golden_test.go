@@ -82,6 +82,9 @@ func TestDumpRoundTrips(t *testing.T) {
 	cfg.Claude.Models = []string{"sonnet", "claude-opus-5-5"}
 	cfg.Claude.Env = map[string]string{"B": "2", "A": "1\n", "with space": "x"}
 	cfg.State.Dir = home
+	cfg.Budget = Budget{DailyUSD: 2, MonthlyUSD: 30.25, WarnAt: 0.5}
+	cfg.Schedules = []Schedule{{Chat: 1, Cron: "0 9 * * *", Prompt: "say \"hi\"", FreshSession: true},
+		{Chat: 2, Thread: 3, Cron: "@daily", Prompt: "x", Timezone: "Asia/Tokyo"}}
 
 	dump := cfg.Dump()
 	assert.NotContains(t, dump, "<unsupported")

@@ -165,6 +165,8 @@ func isSchemaKey(k toml.Key, known []string) bool {
 		return slices.Contains(sectionNames(), k[0])
 	case len(k) > 2 && k[0]+"."+k[1] == envKey:
 		return true
+	case len(k) == 2 && slices.Contains(listSections(), k[0]):
+		return slices.Contains(listKeys(k[0]), k[1])
 	case len(k) == 2:
 		return slices.Contains(known, k[0]+"."+k[1])
 	}
@@ -233,12 +235,18 @@ type field struct {
 
 // fields walks c's sections and their keys in declaration order, using the
 // toml tags. The schema is two levels deep by design: sections, then keys.
+// A list section ([[schedules]]) is one field holding the whole list: its
+// entries have no names to compare key by key.
 func (c *Config) fields() []field {
 	var out []field
 	v := reflect.ValueOf(c).Elem()
 	for i := range v.NumField() {
 		sec := v.Type().Field(i).Tag.Get("toml")
 		sv := v.Field(i)
+		if sv.Kind() == reflect.Slice {
+			out = append(out, field{key: sec, value: sv})
+			continue
+		}
 		for j := range sv.NumField() {
 			out = append(out, field{key: sec + "." + sv.Type().Field(j).Tag.Get("toml"), value: sv.Field(j)})
 		}
@@ -254,6 +262,36 @@ func schemaKeys() []string {
 		keys = append(keys, f.key)
 	}
 	return keys
+}
+
+// listSections returns the sections that are arrays of tables.
+func listSections() []string {
+	t := reflect.TypeFor[Config]()
+	var names []string
+	for i := range t.NumField() {
+		if t.Field(i).Type.Kind() == reflect.Slice {
+			names = append(names, t.Field(i).Tag.Get("toml"))
+		}
+	}
+	return names
+}
+
+// listKeys returns the keys of one entry of the list section sec.
+func listKeys(sec string) []string {
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Tag.Get("toml") != sec || f.Type.Kind() != reflect.Slice {
+			continue
+		}
+		elem := f.Type.Elem()
+		keys := make([]string, elem.NumField())
+		for j := range keys {
+			keys[j] = elem.Field(j).Tag.Get("toml")
+		}
+		return keys
+	}
+	return nil
 }
 
 // sectionNames returns the top-level tables.

@@ -56,6 +56,8 @@ func (c *Config) validate(tokenFromEnv bool, ps *problems) {
 	oneOf(ps, "log.format", c.Log.Format, LogFormats)
 
 	positive(ps, "daemon.drain_timeout", c.Daemon.DrainTimeout)
+
+	c.validateAway(ps) // validate_away.go
 }
 
 func (c *Config) validateTelegram(tokenFromEnv bool, ps *problems) {
