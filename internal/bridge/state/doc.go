@@ -5,7 +5,10 @@
 // the ids of "live" Telegram messages (progress messages and pending approval
 // prompts) so a restarted daemon can reconcile orphans, the approval audit log
 // with an atomic decide-once rule, per-turn statistics with a cumulative cost
-// per chat, and an outbox journal of sends that must survive a crash.
+// per chat, and an outbox journal of sends that must survive a crash. For
+// working away from the keyboard it also keeps each turn's tokens (for
+// /usage and budgets), the last known subscription windows, prompts waiting
+// for a rate limit to reset, scheduled prompts, and a few named settings.
 //
 // A Store is safe for concurrent use by many goroutines (one actor per chat).
 // Writes are serialised in-process and committed before the method returns;

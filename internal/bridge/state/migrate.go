@@ -8,7 +8,8 @@ import (
 
 // MigrateChat moves a chat's state to the id Telegram gave it when a group
 // became a supergroup (migrate_to_chat_id): its sessions and settings (one
-// row per topic), turns, approvals and undelivered outbox items. Live
+// row per topic), turns, approvals, undelivered outbox items, the schedules
+// the chat made and its prompts waiting for a limit to reset. Live
 // message records are dropped: their message ids belong to the old chat
 // and cannot be edited in the new one. Where the new chat already has a
 // row for a topic with history of its own, that row wins. Migrating again,
@@ -29,6 +30,9 @@ func (s *Store) MigrateChat(ctx context.Context, from, to ChatID) error {
 			`UPDATE turns SET chat_id = :to WHERE chat_id = :from`,
 			`UPDATE approvals SET chat_id = :to WHERE chat_id = :from`,
 			`UPDATE outbox SET chat_id = :to WHERE chat_id = :from`,
+			// A file schedule names its chat in the config; the file wins.
+			`UPDATE schedules SET chat_id = :to WHERE chat_id = :from AND source = 'chat'`,
+			`UPDATE limit_retries SET chat_id = :to WHERE chat_id = :from`,
 			`DELETE FROM live_messages WHERE chat_id = :from`,
 			`DELETE FROM chats WHERE chat_id = :from`,
 		}

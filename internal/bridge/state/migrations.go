@@ -131,6 +131,65 @@ CREATE TABLE cli_procs (
 	`
 UPDATE chats SET permission_mode = '', model = '', workdir = '';
 `,
+	// 6: away from the keyboard: tokens per turn (for /usage), the last
+	// known subscription windows, prompts waiting for a limit to reset,
+	// scheduled prompts, and a few named settings (the scheduler's pause,
+	// which budget warnings were given).
+	`
+ALTER TABLE turns ADD COLUMN input_tokens       INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN output_tokens      INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN cache_read_tokens  INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+-- Budgets and /usage read every chat's turns by time.
+CREATE INDEX turns_started ON turns (started_at);
+
+CREATE TABLE limit_windows (
+	window      TEXT    PRIMARY KEY, -- five_hour, seven_day, ...
+	status      TEXT    NOT NULL DEFAULT '',
+	utilization REAL    NOT NULL DEFAULT -1,
+	resets_at   INTEGER NOT NULL DEFAULT 0,
+	updated_at  INTEGER NOT NULL
+);
+
+CREATE TABLE limit_retries (
+	token      TEXT    PRIMARY KEY,
+	chat_id    INTEGER NOT NULL,
+	thread_id  INTEGER NOT NULL DEFAULT 0,
+	reply_to   INTEGER NOT NULL DEFAULT 0,
+	message_id INTEGER NOT NULL DEFAULT 0, -- the notice with the buttons
+	input      BLOB    NOT NULL,           -- the prompt, as JSON
+	label      TEXT    NOT NULL DEFAULT '',
+	resets_at  INTEGER NOT NULL,
+	state      TEXT    NOT NULL CHECK (state IN ('asked', 'scheduled', 'sent', 'dropped')),
+	decided_by INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX limit_retries_due ON limit_retries (resets_at) WHERE state = 'scheduled';
+
+CREATE TABLE schedules (
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
+	chat_id       INTEGER NOT NULL,
+	thread_id     INTEGER NOT NULL DEFAULT 0,
+	source        TEXT    NOT NULL CHECK (source IN ('chat', 'config')),
+	config_key    TEXT    NOT NULL DEFAULT '',
+	cron          TEXT    NOT NULL DEFAULT '', -- '' for a one-off (/at)
+	timezone      TEXT    NOT NULL DEFAULT '',
+	prompt        TEXT    NOT NULL,
+	fresh_session INTEGER NOT NULL DEFAULT 0,
+	next_run      INTEGER NOT NULL,            -- 0: will not run again
+	last_run      INTEGER NOT NULL DEFAULT 0,
+	created_by    INTEGER NOT NULL DEFAULT 0,
+	created_at    INTEGER NOT NULL
+);
+CREATE INDEX schedules_chat ON schedules (chat_id, thread_id);
+CREATE INDEX schedules_due ON schedules (next_run) WHERE next_run > 0;
+CREATE UNIQUE INDEX schedules_config ON schedules (config_key) WHERE source = 'config';
+
+CREATE TABLE settings (
+	name  TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one

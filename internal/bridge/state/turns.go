@@ -20,6 +20,8 @@ type TurnRecord struct {
 	ContextPct     float64 // context window used at the end of the turn, 0-100
 	OK             bool
 	TerminalReason string
+	// Tokens the turn used, as the result's usage reports them.
+	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int64
 }
 
 // RecordTurn stores rec and, in the same transaction, adds its cost to the
@@ -52,10 +54,12 @@ ON CONFLICT (chat_id, thread_id) DO UPDATE SET
 			return fmt.Errorf("update chat totals: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `
-INSERT INTO turns (chat_id, thread_id, session_id, started_at, duration_ns, cost_usd, context_pct, ok, terminal_reason)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+INSERT INTO turns (chat_id, thread_id, session_id, started_at, duration_ns, cost_usd, context_pct, ok, terminal_reason,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			rec.Key.Chat, rec.Key.Thread, rec.SessionID, toNanos(rec.StartedAt), int64(rec.Duration),
-			rec.CostUSD, rec.ContextPct, rec.OK, rec.TerminalReason); err != nil {
+			rec.CostUSD, rec.ContextPct, rec.OK, rec.TerminalReason,
+			rec.InputTokens, rec.OutputTokens, rec.CacheReadTokens, rec.CacheWriteTokens); err != nil {
 			return fmt.Errorf("insert turn: %w", err)
 		}
 		return nil
@@ -70,7 +74,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 // (limit <= 0: all).
 func (s *Store) RecentTurns(ctx context.Context, key ChatKey, limit int) ([]TurnRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `
-SELECT session_id, started_at, duration_ns, cost_usd, context_pct, ok, terminal_reason FROM turns
+SELECT session_id, started_at, duration_ns, cost_usd, context_pct, ok, terminal_reason,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens FROM turns
 WHERE chat_id = ? AND thread_id = ?
 ORDER BY started_at DESC, id DESC
 LIMIT ?`, key.Chat, key.Thread, limitArg(limit))
@@ -85,7 +90,8 @@ LIMIT ?`, key.Chat, key.Thread, limitArg(limit))
 			started  int64
 			duration int64
 		)
-		if err := rows.Scan(&t.SessionID, &started, &duration, &t.CostUSD, &t.ContextPct, &t.OK, &t.TerminalReason); err != nil {
+		if err := rows.Scan(&t.SessionID, &started, &duration, &t.CostUSD, &t.ContextPct, &t.OK, &t.TerminalReason,
+			&t.InputTokens, &t.OutputTokens, &t.CacheReadTokens, &t.CacheWriteTokens); err != nil {
 			return nil, fmt.Errorf("list turns of chat %s: %w", key, err)
 		}
 		t.StartedAt = fromNanos(started)
