@@ -24,6 +24,7 @@ var managedFlags = map[string]bool{
 	"--replay-user-messages":               true,
 	"--include-partial-messages":           true,
 	"--input-file":                         true,
+	"--max-budget-usd":                     true, // [budget]
 }
 
 // CheckExtraArgs reports an error naming every configured extra argument that

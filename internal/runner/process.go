@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,6 +92,11 @@ func (s *Session) args(id SessionID, resume bool) []string {
 		args = append(args, "--resume", string(id))
 	} else {
 		args = append(args, "--session-id", string(id))
+	}
+	if s.cfg.MaxBudgetUSD != nil {
+		if usd := s.cfg.MaxBudgetUSD(); usd > 0 {
+			args = append(args, "--max-budget-usd", strconv.FormatFloat(usd, 'f', -1, 64))
+		}
 	}
 	return append(args, s.cfg.ExtraArgs...)
 }

@@ -61,6 +61,11 @@ type Config struct {
 	Pool                   *Pool          // nil: no spawn or live limits
 	Procs                  ProcessTracker // nil: processes are not recorded
 	Logger                 zerolog.Logger
+	// MaxBudgetUSD, when set, is asked at each spawn what the process may
+	// spend; a positive answer becomes --max-budget-usd, which caps the
+	// process's own spending (not the session's, which continues across
+	// --resume). Asked at each spawn because a budget changes between them.
+	MaxBudgetUSD func() float64
 
 	// Test knobs: a hook that may panic at fault points, and a smaller
 	// stdout line limit than MaxLineBytes.
