@@ -19,6 +19,9 @@ type FinalMeta struct {
 	// Happened is what the turn went through ([Turn.Happened]): the
 	// notices printed above the footer.
 	Happened Happened
+	// Notes are plain-text lines the caller adds above those notices (a
+	// scheduled turn, a budget or subscription-window warning).
+	Notes []string
 }
 
 // Layout limits of final messages, in UTF-16 units.
@@ -62,7 +65,7 @@ func RenderFinal(tc runner.TurnCompleted, meta FinalMeta) []string {
 	}
 
 	var tail htmlText
-	for _, line := range happenedLines(tc, meta.Happened, compactInBody) {
+	for _, line := range append(meta.Notes[:len(meta.Notes):len(meta.Notes)], happenedLines(tc, meta.Happened, compactInBody)...) {
 		line = Truncate(line, noteMax)
 		if tail.n+UTF16Len(line)+1 > notesTotalMax {
 			break

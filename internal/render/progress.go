@@ -25,6 +25,9 @@ type ProgressOptions struct {
 	// Stall, when set, is shown above the other notes: the turn has printed
 	// nothing for a while (see StallNote).
 	Stall string
+	// Notes are plain-text lines the caller adds to the notes, after Stall
+	// (e.g. "⏰ scheduled").
+	Notes []string
 }
 
 // Layout limits of the progress message, in UTF-16 units.
@@ -65,7 +68,7 @@ func RenderProgress(t *Turn, o ProgressOptions) (string, Keyboard) {
 	if o.Stall != "" {
 		notes.text(Truncate(o.Stall, noteMax))
 	}
-	for _, n := range t.notes(now) {
+	for _, n := range append(o.Notes[:len(o.Notes):len(o.Notes)], t.notes(now)...) {
 		n = Truncate(n, noteMax)
 		if notes.n+UTF16Len(n)+1 > notesTotalMax {
 			break
