@@ -42,6 +42,9 @@ type Options struct {
 	Outbox outbox.Options
 	// Ready is called once, after the first successful getUpdates round.
 	Ready func()
+	// Clock is the time schedules, retries after a limit and budgets go
+	// by (nil: the wall clock); tests jump it ahead.
+	Clock Clock
 }
 
 // Bridge connects Telegram chats to Claude sessions.
@@ -69,6 +72,7 @@ type Bridge struct {
 	client   *http.Client   // Telegram's: the Bot API and file downloads
 	ignored  ignoreLog      // rate limit of refusal logs (groups.go)
 	conflict conflictStreak // 409s in a row (conflict.go)
+	away     bridgeAway     // usage, budgets, retries after a limit, schedules (away.go)
 }
 
 // New prepares a bridge; Run starts it.
@@ -77,7 +81,8 @@ func New(opts Options) (*Bridge, error) {
 		return nil, errors.New("new bridge: config and store are required")
 	}
 	b := &Bridge{opts: opts, log: opts.Logger, store: opts.Store,
-		chats: map[state.ChatKey]*chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1)}
+		chats: map[state.ChatKey]*chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
+		away: newBridgeAway(opts.Clock)}
 	b.cfg.Store(opts.Config)
 	return b, nil
 }
@@ -158,6 +163,9 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 	b.prewarm(ctx)
 	b.replayDeferred(ctx)
+	schedCtx, stopScheduler := context.WithCancel(ctx)
+	go b.runScheduler(schedCtx) // scheduler.go
+	defer func() { stopScheduler(); <-b.away.done }()
 	if _, err := b.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: botCommands()}); err != nil {
 		b.log.Warn().Err(redactErr(err, cfg)).Msg("register bot commands")
 	}

@@ -32,6 +32,11 @@ const (
 	// token is the turn's cancel token.
 	btnKeepWaiting buttonKind = 'w'
 	btnPick        buttonKind = 'p' // a choice menu's button (menus.go)
+	// Retries after a subscription limit and schedules (away.go): their
+	// tokens are state-store keys, valid across restarts.
+	btnRetryLimit     buttonKind = 'L' // ⏰ Retry at the reset
+	btnDropRetry      buttonKind = 'Z' // ✖️ Drop the retry
+	btnDeleteSchedule buttonKind = 's' // 🗑 Delete a schedule; the token is its id
 )
 
 // buttonRef is what a callback token stands for.
@@ -54,6 +59,9 @@ func (b *Bridge) routeCallback(ctx context.Context, updateID int64, cq *models.C
 	}
 	if kind == btnContinue {
 		return b.routeContinue(ctx, updateID, cq, token)
+	}
+	if kind == btnRetryLimit || kind == btnDropRetry || kind == btnDeleteSchedule {
+		return b.routeAway(ctx, updateID, cq, kind, token) // away.go
 	}
 	b.mu.Lock()
 	ref, known := b.buttons[token]
@@ -94,6 +102,12 @@ func pressAck(kind buttonKind) string {
 		return "Cancelling…"
 	case btnKeepWaiting:
 		return "Waiting on"
+	case btnRetryLimit:
+		return "Will retry"
+	case btnDropRetry:
+		return "Dropped"
+	case btnDeleteSchedule:
+		return "Deleting…"
 	}
 	return ""
 }
@@ -145,7 +159,7 @@ func parseCallbackData(data string) (buttonKind, string, int, bool) {
 	}
 	kind := buttonKind(parts[0][0])
 	switch kind {
-	case btnApprove, btnDeny, btnAlways, btnCancel, btnContinue, btnKeepWaiting:
+	case btnApprove, btnDeny, btnAlways, btnCancel, btnContinue, btnKeepWaiting, btnRetryLimit, btnDropRetry, btnDeleteSchedule:
 		return kind, parts[1], 0, len(parts) == 2
 	case btnOption, btnPick, btnToggle, btnDone:
 		if len(parts) != 3 {

@@ -72,6 +72,8 @@ type chat struct {
 	// that finishes it later (a message handed to the CLI off the actor)
 	// takes it.
 	curUpdate int64
+
+	away chatAway // budgets, limits and schedules (away.go)
 }
 
 // Journal tags of the messages the bridge sends.

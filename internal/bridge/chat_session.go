@@ -82,7 +82,7 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 		ExtraArgs: cfg.Claude.ExtraArgs, Env: env, InheritEnv: c.b.opts.InheritEnv,
 		IncludePartialMessages: true,
 		IdleTimeout:            cfg.Claude.IdleTimeout.Std(), StopTimeout: cfg.Claude.StopTimeout.Std(),
-		Pool: c.b.opts.Pool, Procs: procRecorder{c.b}, Logger: c.log,
+		Pool: c.b.opts.Pool, Procs: procRecorder{c.b}, Logger: c.log, MaxBudgetUSD: c.budgetCap,
 	}, runner.SessionID(rec.SessionID), rec.SessionID != "", 0)
 	if err != nil {
 		return nil, err
@@ -122,6 +122,9 @@ func (c *chat) send(input runner.UserInput, msgID int) {
 }
 
 func (c *chat) sendOutgoing(o *outgoing) {
+	if !c.admit(o) { // budget.go
+		return
+	}
 	if _, err := c.ensureSession(); err != nil {
 		c.log.Error().Err(err).Msg("create session")
 		c.reply("⚠️ Could not start Claude: "+render.EscapeHTML(err.Error()), o.msgID)

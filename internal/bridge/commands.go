@@ -18,6 +18,11 @@ var commandHelp = []render.CommandHelp{
 	{Command: "status", Description: "Session, model, mode, context, cost"},
 	{Command: "mode", Description: "Show or switch the permission mode"},
 	{Command: "model", Description: "Show or switch the model (e.g. /model sonnet)"},
+	{Command: "usage", Description: "What Claude cost, and the subscription limits"},
+	{Command: "budget", Description: "Spending against the budgets"},
+	{Command: "at", Description: "Send a prompt later: /at 30m PROMPT, /at 09:00 PROMPT"},
+	{Command: "every", Description: "Send a prompt on a schedule: /every \"0 9 * * 1-5\" PROMPT"},
+	{Command: "schedules", Description: "This chat's schedules; /schedules pause or resume"},
 	{Command: "help", Description: "What this bot can do"},
 }
 
@@ -42,6 +47,16 @@ func (c *chat) onCommand(cmd command, m *models.Message) {
 		c.setMode(cmd.Args, m.ID)
 	case "model":
 		c.setModel(cmd.Args, m.ID)
+	case "usage":
+		c.showUsage(m.ID) // usage.go
+	case "budget":
+		c.showBudget(m.ID) // budget.go
+	case "at":
+		c.scheduleAt(cmd.Args, m) // schedules.go
+	case "every":
+		c.scheduleEvery(cmd.Args, m) // schedules.go
+	case "schedules":
+		c.schedulesCommand(cmd.Args, m.ID) // schedules.go
 	default:
 		// Claude's own slash commands (/compact, …) go to the CLI as text.
 		c.sendToClaude(m.Text, m.ID)
@@ -71,6 +86,13 @@ func (c *chat) status() string {
 }
 
 func (c *chat) newSession(replyTo int) {
+	c.resetSession()
+	c.reply("🆕 New session. Your next message starts a fresh conversation.", replyTo)
+}
+
+// resetSession forgets the chat's session (/new, and schedules with
+// fresh_session); the next message starts a new one.
+func (c *chat) resetSession() {
 	if old := c.sess; old != nil {
 		events := c.events
 		c.sess, c.events = nil, nil
@@ -98,5 +120,4 @@ func (c *chat) newSession(replyTo int) {
 	c.haveRec = false
 	c.rec = c.record()
 	c.rec.SessionID = ""
-	c.reply("🆕 New session. Your next message starts a fresh conversation.", replyTo)
 }

@@ -30,6 +30,9 @@ type outgoing struct {
 	// prepare, when set, builds input in the hand-over goroutine (an
 	// attachment's download and save; attachments.go).
 	prepare func(context.Context) (runner.UserInput, error)
+	// restart, if set, runs off the actor before the hand-over: the CLI is
+	// restarted for a new spending cap (budget.go).
+	restart func(context.Context, *runner.Session)
 }
 
 // sendQueue is the chat's messages not yet written to the CLI.
@@ -91,6 +94,9 @@ func (c *chat) pump() {
 	o.cancel = cancel
 	c.sends.inFlight, c.sends.since = o, time.Now()
 	go func() {
+		if o.restart != nil {
+			o.restart(ctx, sess)
+		}
 		var uuid runner.MessageUUID
 		err := o.ready(ctx) // attachments.go
 		if err == nil {

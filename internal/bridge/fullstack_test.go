@@ -89,6 +89,7 @@ type rig struct {
 	ready  chan struct{}
 	mutate func(*config.Config)
 	logs   *lockedBuffer
+	clock  bridge.Clock // nil: the wall clock
 }
 
 // lockedBuffer collects the logs of every bridge a rig starts (a crashed
@@ -171,6 +172,7 @@ func (r *rig) start() {
 		Outbox: outbox.Options{PrivateInterval: 50 * time.Millisecond, PrivateBurst: 5, GroupInterval: 50 * time.Millisecond,
 			GroupBurst: 5, GlobalRate: 100, GlobalBurst: 20},
 		Ready: func() { close(ready) },
+		Clock: r.clock,
 	})
 	require.NoError(t, err)
 	r.b = b

@@ -23,6 +23,7 @@ type turn struct {
 	cancelled   bool
 	stall       stall
 	lastStall   string // the stall line of the latest render
+	scheduled   string // set when a schedule started the turn (schedules.go)
 }
 
 // progressShowAfter is how long a turn runs before it gets a progress
@@ -86,7 +87,7 @@ func (c *chat) showProgress(t *turn, now time.Time) {
 
 func (c *chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
 	cfg := c.b.Config()
-	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now}
+	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now, Notes: c.progressNotes(t)}
 	if !t.done {
 		o.CancelData = callbackData(btnCancel, t.cancelToken, 0)
 		o.Stall = c.stallNote(t, now)
@@ -184,6 +185,7 @@ func (c *chat) onEvent(ev runner.Event) {
 		c.onTurnCompleted(tc)
 	}
 	c.onSettingsEvent(ev) // settings.go
+	c.onAwayEvent(ev)     // away.go
 	c.updateCounts()
 }
 
@@ -199,12 +201,13 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 			break
 		}
 	}
+	limitAnswered := c.answerLimit(tc, replyTo) // limitretry.go; before the inputs are forgotten
 	c.forgetSent(tc.Messages...)
 	// A result the CLI wrote for a notification it folded into another
 	// (no model call, no text) carries nothing to show.
 	silent := tc.NumTurns == 0 && tc.Answer == "" && tc.Origin != "" && tc.OK
-	if !silent {
-		meta := render.FinalMeta{Duration: tc.Duration, CostUSD: tc.CostUSD, ContextPercent: tc.ContextPercent}
+	if !silent && !limitAnswered {
+		meta := render.FinalMeta{Duration: tc.Duration, CostUSD: tc.CostUSD, ContextPercent: tc.ContextPercent, Notes: c.answerNotes(t, tc)}
 		if t != nil {
 			meta.Model, meta.Happened = t.view.Model, t.view.Happened()
 		}
@@ -225,6 +228,7 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 	if t != nil {
 		rec.StartedAt = t.view.StartedAt
 	}
+	c.recordTurnExtras(&rec, tc) // away.go
 	if err := c.b.store.RecordTurn(c.ctx(), rec); err != nil {
 		c.log.Error().Err(err).Msg("record turn")
 	}

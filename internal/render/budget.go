@@ -57,7 +57,7 @@ func RenderBudget(r BudgetReport) string {
 		case l.Share() >= r.WarnAt:
 			w.text(" ⚠️")
 		}
-		w.text(" · resets " + formatUntil(l.ResetsAt, r.Now))
+		w.text(" · resets " + FormatUntil(l.ResetsAt, r.Now))
 	}
 	if over := overLimit(r.Limits); over != nil {
 		w.text("\n\nNew messages are refused until " + FormatWhen(over.ResetsAt, r.Now) + ".")
@@ -91,7 +91,7 @@ func BudgetRefusal(ls []BudgetLimit, now time.Time) string {
 	w.text("The " + l.Period + " budget is used up")
 	w.raw("</b>")
 	w.text("\n" + formatCost(l.SpentUSD) + " of " + formatCost(l.LimitUSD) + " spent, so this message was not sent to Claude. " +
-		"The budget resets " + formatUntil(l.ResetsAt, now) + "; send it again then. /budget shows where things stand.")
+		"The budget resets " + FormatUntil(l.ResetsAt, now) + "; send it again then. /budget shows where things stand.")
 	return string(w.b)
 }
 
@@ -99,7 +99,7 @@ func BudgetRefusal(ls []BudgetLimit, now time.Time) string {
 // warnAt: "💰 82 % of the daily budget used ($4.10 of $5.00), resets …".
 func BudgetWarning(l BudgetLimit, now time.Time) string {
 	return "💰 " + percent(l.Share()) + " of the " + l.Period + " budget used (" + formatCost(l.SpentUSD) + " of " +
-		formatCost(l.LimitUSD) + "), resets " + formatUntil(l.ResetsAt, now)
+		formatCost(l.LimitUSD) + "), resets " + FormatUntil(l.ResetsAt, now)
 }
 
 // BudgetStopped explains a turn the CLI stopped at its --max-budget-usd
@@ -109,7 +109,7 @@ func BudgetStopped(capUSD float64, l BudgetLimit, now time.Time) string {
 	if capUSD > 0 {
 		s += " (" + formatCost(capUSD) + ", what was left of the " + l.Period + " budget)"
 	}
-	return s + ". New messages are refused until the budget resets " + formatUntil(l.ResetsAt, now) + "."
+	return s + ". New messages are refused until the budget resets " + FormatUntil(l.ResetsAt, now) + "."
 }
 
 // percent is "82 %".

@@ -68,7 +68,7 @@ func RenderSchedules(r SchedulesReport) (string, Keyboard) {
 		if it.FreshSession {
 			w.text(" · fresh session")
 		}
-		w.text("\nnext: " + formatUntil(it.NextRun, r.Now))
+		w.text("\nnext: " + FormatUntil(it.NextRun, r.Now))
 		w.raw("\n<i>")
 		w.text(Truncate(oneLine(it.Prompt), schedulePromptMax))
 		w.raw("</i>")

@@ -182,7 +182,7 @@ func windowLine(w UsageWindow, now time.Time) string {
 		s += " ⛔ limit reached"
 	}
 	if !w.ResetsAt.IsZero() {
-		s += " · resets " + formatUntil(w.ResetsAt.In(now.Location()), now)
+		s += " · resets " + FormatUntil(w.ResetsAt.In(now.Location()), now)
 	}
 	return s
 }
@@ -198,7 +198,7 @@ func WindowWarning(ws []UsageWindow, now time.Time) string {
 		}
 		p := windowName(w.Type) + " limit " + strconv.Itoa(int(math.Round(w.Utilization*100))) + " % used"
 		if !w.ResetsAt.IsZero() {
-			p += ", resets " + formatUntil(w.ResetsAt.In(now.Location()), now)
+			p += ", resets " + FormatUntil(w.ResetsAt.In(now.Location()), now)
 		}
 		parts = append(parts, p)
 	}

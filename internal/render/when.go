@@ -23,9 +23,9 @@ func FormatWhen(t, now time.Time) string {
 	return t.Format("2 Jan 2006 ") + clock
 }
 
-// formatUntil is "14:00 CET (in 3h12m)", or without the countdown once t
+// FormatUntil is "14:00 CET (in 3h12m)", or without the countdown once t
 // has passed.
-func formatUntil(t, now time.Time) string {
+func FormatUntil(t, now time.Time) string {
 	s := FormatWhen(t, now)
 	if d := t.Sub(now); d > 0 {
 		s += " (in " + formatCountdown(d) + ")"

@@ -159,6 +159,7 @@ CREATE TABLE limit_retries (
 	message_id INTEGER NOT NULL DEFAULT 0, -- the notice with the buttons
 	input      BLOB    NOT NULL,           -- the prompt, as JSON
 	label      TEXT    NOT NULL DEFAULT '',
+	window     TEXT    NOT NULL DEFAULT '', -- the limit's window: five_hour, ...
 	resets_at  INTEGER NOT NULL,
 	state      TEXT    NOT NULL CHECK (state IN ('asked', 'scheduled', 'sent', 'dropped')),
 	decided_by INTEGER NOT NULL DEFAULT 0,

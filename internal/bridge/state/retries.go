@@ -29,6 +29,7 @@ type Retry struct {
 	MessageID MessageID // the notice with the buttons, once sent
 	Input     []byte    // the prompt, as the bridge encoded it
 	Label     string    // the prompt's first words, for notices
+	Window    string    // the limit's window (five_hour, ...), "" when unknown
 	ResetsAt  time.Time
 	State     RetryState
 	DecidedBy UserID
@@ -41,16 +42,16 @@ func (s *Store) PutRetry(ctx context.Context, r Retry) error {
 		return fmt.Errorf("record retry: %w: token, input and reset time are required", ErrInvalid)
 	}
 	if _, err := s.exec(ctx, `
-INSERT INTO limit_retries (token, chat_id, thread_id, reply_to, message_id, input, label, resets_at, state, decided_by, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.Token, r.Key.Chat, r.Key.Thread, r.ReplyTo, r.MessageID, r.Input, r.Label, toNanos(r.ResetsAt), string(r.State),
+INSERT INTO limit_retries (token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state, decided_by, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.Token, r.Key.Chat, r.Key.Thread, r.ReplyTo, r.MessageID, r.Input, r.Label, r.Window, toNanos(r.ResetsAt), string(r.State),
 		r.DecidedBy, toNanos(s.orNow(r.CreatedAt))); err != nil {
 		return fmt.Errorf("record retry %s: %w", r.Token, err)
 	}
 	return nil
 }
 
-const retryColumns = `token, chat_id, thread_id, reply_to, message_id, input, label, resets_at, state, decided_by, created_at`
+const retryColumns = `token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state, decided_by, created_at`
 
 func scanRetry(row interface{ Scan(...any) error }) (Retry, error) {
 	var (
@@ -58,7 +59,7 @@ func scanRetry(row interface{ Scan(...any) error }) (Retry, error) {
 		resets, created int64
 		st              string
 	)
-	if err := row.Scan(&r.Token, &r.Key.Chat, &r.Key.Thread, &r.ReplyTo, &r.MessageID, &r.Input, &r.Label, &resets, &st,
+	if err := row.Scan(&r.Token, &r.Key.Chat, &r.Key.Thread, &r.ReplyTo, &r.MessageID, &r.Input, &r.Label, &r.Window, &resets, &st,
 		&r.DecidedBy, &created); err != nil {
 		return Retry{}, err
 	}

@@ -1,0 +1,192 @@
+package bridge
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/runner"
+)
+
+// Away from the keyboard (issue 13): what Claude costs (/usage) and may
+// cost (budgets, budget.go), prompts a subscription limit rejected sent
+// again when it resets (limitretry.go), and prompts sent on a schedule
+// (scheduler.go, schedules.go). This file holds their shared state and the
+// hooks the chat's turn code calls.
+
+// bridgeAway is the bridge's part.
+type bridgeAway struct {
+	clock Clock
+	// wake pokes the scheduler when a schedule or a retry was added or
+	// changed, so it recomputes when to wake up.
+	wake chan struct{}
+	done chan struct{} // closed when the scheduler stopped
+}
+
+// chatAway is a chat's part. Only the actor touches it, except spawnCap.
+type chatAway struct {
+	// spawnCap is what the latest spawn of the chat's CLI was allowed to
+	// spend (math.Float64bits; 0: no cap). The runner asks for it on its
+	// own goroutine (budgetCap); the actor reads it at ProcessStarted.
+	spawnCap atomic.Uint64
+	// procCap and procSpent are the running process's cap and what its
+	// turns cost since it started: what it may still spend.
+	procCap, procSpent float64
+	procCapped         bool
+	// rejection is a rate_limit_event that rejected the current turn.
+	rejection *runner.RateLimit
+	// waiting are scheduled runs that came while the chat was busy.
+	waiting []state.Schedule
+	polling bool
+}
+
+func newBridgeAway(clock Clock) bridgeAway {
+	if clock == nil {
+		clock = systemClock{}
+	}
+	return bridgeAway{clock: clock, wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// pokeScheduler makes the scheduler look at its tables again.
+func (b *Bridge) pokeScheduler() {
+	select {
+	case b.away.wake <- struct{}{}:
+	default:
+	}
+}
+
+// clockTime converts a wall-clock instant of the recent past to the
+// Clock's time, so turns are recorded on the time budgets count by.
+func (b *Bridge) clockTime(wall time.Time) time.Time {
+	if wall.IsZero() {
+		return time.Time{}
+	}
+	return b.now().Add(-time.Since(wall))
+}
+
+// onAwayEvent follows what budgets, limits and schedules need from the
+// chat's events.
+func (c *chat) onAwayEvent(ev runner.Event) {
+	switch e := ev.(type) {
+	case runner.ProcessStarted:
+		c.startedProcess()
+	case runner.RateLimit:
+		c.onRateLimit(e)
+	case runner.TurnCompleted:
+		c.away.procSpent += e.CostUSD
+		c.away.rejection = nil
+		if len(c.away.waiting) > 0 {
+			c.post(item{fn: c.runWaiting})
+		}
+	}
+}
+
+// progressNotes are the chat's own lines in a turn's progress message.
+func (c *chat) progressNotes(t *turn) []string {
+	if t.scheduled == "" {
+		return nil
+	}
+	return []string{t.scheduled}
+}
+
+// answerNotes are the chat's own lines above an answer's footer: that a
+// schedule started the turn, budget warnings, and a subscription window
+// close to its limit.
+func (c *chat) answerNotes(t *turn, tc runner.TurnCompleted) []string {
+	var out []string
+	if t != nil && t.scheduled != "" {
+		out = append(out, t.scheduled)
+	}
+	out = append(out, c.budgetNotes(tc)...)
+	if w := c.windowWarning(); w != "" {
+		out = append(out, w)
+	}
+	return out
+}
+
+// recordTurnExtras fills what /usage and budgets need in a turn record:
+// its tokens, and its start on the Clock.
+func (c *chat) recordTurnExtras(rec *state.TurnRecord, tc runner.TurnCompleted) {
+	rec.InputTokens = tc.Usage.InputTokens + tc.Usage.CacheCreationInputTokens + tc.Usage.CacheReadInputTokens
+	rec.OutputTokens = tc.Usage.OutputTokens
+	rec.CacheReadTokens, rec.CacheWriteTokens = tc.Usage.CacheReadInputTokens, tc.Usage.CacheCreationInputTokens
+	if !rec.StartedAt.IsZero() {
+		rec.StartedAt = c.b.clockTime(rec.StartedAt)
+	} else {
+		rec.StartedAt = c.b.now().Add(-tc.Duration)
+	}
+}
+
+// chatKeyLabel names a chat in /usage: "this chat", "chat 42 · topic 7".
+func chatKeyLabel(key, self state.ChatKey) string {
+	if key == self {
+		if key.Thread != 0 {
+			return "this topic"
+		}
+		return "this chat"
+	}
+	s := "chat " + strconv.FormatInt(int64(key.Chat), 10)
+	if key.Thread != 0 {
+		s += " · topic " + strconv.Itoa(int(key.Thread))
+	}
+	return s
+}
+
+// routeAway handles presses on the buttons of retries and schedules. Their
+// tokens live in the state store, so they work across restarts.
+func (b *Bridge) routeAway(ctx context.Context, updateID int64, cq *models.CallbackQuery, kind buttonKind, token string) bool {
+	if b.draining.Load() {
+		b.answerCallback(cq.ID, "untether is restarting; press again once it is back.", true)
+		return false
+	}
+	if cq.Message.Message == nil {
+		b.answerCallback(cq.ID, "This button has expired.", true)
+		return false
+	}
+	var key state.ChatKey
+	var fn func(c *chat)
+	switch kind {
+	case btnRetryLimit, btnDropRetry:
+		r, err := b.store.GetRetry(ctx, token)
+		if err != nil {
+			b.answerCallback(cq.ID, "This button has expired.", true)
+			return false
+		}
+		key = r.Key
+		fn = func(c *chat) { c.onRetryPress(r.Token, kind, cq.From) }
+	case btnDeleteSchedule:
+		id, err := strconv.ParseInt(token, 10, 64)
+		if err != nil {
+			b.answerCallback(cq.ID, "This button is not recognised.", true)
+			return false
+		}
+		key = state.ChatKey{Chat: state.ChatID(cq.Message.Message.Chat.ID)}
+		if m := cq.Message.Message; m.IsTopicMessage {
+			key.Thread = state.ThreadID(m.MessageThreadID)
+		}
+		msgID := cq.Message.Message.ID
+		fn = func(c *chat) { c.deleteSchedule(id, msgID, cq.From) }
+	}
+	if cq.Message.Message.Chat.ID != int64(key.Chat) || !b.scheduleAllowed(key) {
+		b.answerCallback(cq.ID, "This button has expired.", true)
+		return false
+	}
+	c := b.chat(key, key.Chat < 0)
+	if c == nil {
+		b.answerCallback(cq.ID, "untether is restarting; press again once it is back.", true)
+		return false
+	}
+	b.answerCallback(cq.ID, pressAck(kind), false)
+	c.post(item{updateID: updateID, fn: func() { fn(c) }})
+	return true
+}
+
+// promptLabel is a prompt's first words, for notices.
+func promptLabel(text string) string {
+	return labelOf(runner.UserInput{Text: strings.TrimSpace(text)})
+}
