@@ -158,7 +158,8 @@ func (b *Bridge) routeAway(ctx context.Context, updateID int64, cq *models.Callb
 			return false
 		}
 		key = r.Key
-		fn = func(c *chat) { c.onRetryPress(r.Token, kind, cq.From) }
+		msgID := cq.Message.Message.ID
+		fn = func(c *chat) { c.onRetryPress(r.Token, msgID, kind, cq.From) }
 	case btnDeleteSchedule:
 		id, err := strconv.ParseInt(token, 10, 64)
 		if err != nil {

@@ -103,29 +103,34 @@ func (c *chat) editLimitNotice(r state.Retry, n render.LimitRetry) {
 	c.b.out.Edit(c.ctx(), c.b.out.Adopt(c.outKey, outbox.MessageID(r.MessageID)), outbox.High, outbox.Content{Text: html, Keyboard: kb})
 }
 
-// onRetryPress applies ⏰ Retry or ✖️ Drop. Each works once; a press that
-// lost the race (or came after the prompt was sent) changes nothing.
-func (c *chat) onRetryPress(token string, kind buttonKind, from models.User) {
-	by := userName(from)
+// onRetryPress applies ⏰ Retry or ✖️ Drop, pressed on the notice msgID.
+// Each works once; a press that lost the race (or came after the prompt
+// was sent) changes nothing.
+func (c *chat) onRetryPress(token string, msgID int, kind buttonKind, from models.User) {
+	to, fromStates, shown := state.RetryScheduled, []state.RetryState{state.RetryAsked}, render.LimitRetryScheduled
 	if kind == btnDropRetry {
-		ok, err := c.b.store.DecideRetry(c.ctx(), token, state.RetryDropped, state.UserID(from.ID), state.RetryAsked, state.RetryScheduled)
-		if err != nil || !ok {
-			return
-		}
-		if r, err := c.b.store.GetRetry(c.ctx(), token); err == nil {
-			c.editLimitNotice(r, render.LimitRetry{State: render.LimitRetryDropped, By: by})
-		}
-		c.b.pokeScheduler()
+		to, fromStates, shown = state.RetryDropped, []state.RetryState{state.RetryAsked, state.RetryScheduled}, render.LimitRetryDropped
+	}
+	ok, err := c.b.store.DecideRetry(c.ctx(), token, to, state.UserID(from.ID), fromStates...)
+	if err != nil {
+		c.log.Error().Err(err).Msg("decide a retry after a limit")
+	}
+	if !ok {
 		return
 	}
-	ok, err := c.b.store.DecideRetry(c.ctx(), token, state.RetryScheduled, state.UserID(from.ID), state.RetryAsked)
-	if err != nil || !ok {
+	r, err := c.b.store.GetRetry(c.ctx(), token)
+	if err != nil {
+		c.log.Error().Err(err).Msg("read a retry after a limit")
 		return
 	}
-	if r, err := c.b.store.GetRetry(c.ctx(), token); err == nil {
-		c.editLimitNotice(r, render.LimitRetry{State: render.LimitRetryScheduled, By: by})
+	if r.MessageID == 0 { // pressed before its id was recorded
+		r.MessageID = state.MessageID(msgID)
+		if err := c.b.store.SetRetryMessage(c.ctx(), token, r.MessageID); err != nil {
+			c.log.Error().Err(err).Msg("record the retry notice")
+		}
 	}
-	c.b.pokeScheduler() // it may be due already
+	c.editLimitNotice(r, render.LimitRetry{State: shown, By: userName(from)})
+	c.b.pokeScheduler() // a retry may be due already, or no longer
 }
 
 // fireRetry sends a retry's prompt again; the scheduler claimed it.

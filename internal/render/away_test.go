@@ -130,3 +130,28 @@ func TestCallerNotes(t *testing.T) {
 	assert.Less(t, strings.Index(last, "💰"), strings.Index(last, "🔁 1 API retry"), last)
 	assert.Len(t, notes, 2, "the caller's slice is not appended to")
 }
+
+func TestRenderLimitRetry(t *testing.T) {
+	reset := awayT.Add(2*time.Hour + 13*time.Minute)
+	var all []string
+	for _, n := range []render.LimitRetry{
+		{Window: "five_hour", State: render.LimitRetryAsked},
+		{Window: "five_hour", State: render.LimitRetryScheduled},
+		{Window: "seven_day", State: render.LimitRetryScheduled, By: "@alice"},
+		{Window: "five_hour", State: render.LimitRetrySent, At: reset.Add(time.Second)},
+		{Window: "", State: render.LimitRetryDropped, By: "@bob"},
+		{Window: "five_hour", State: render.LimitRetryOff},
+	} {
+		n.ResetsAt, n.Label, n.RetryData, n.DropData = reset, "check <the> deploy", "L:tok", "Z:tok"
+		html, kb := render.RenderLimitRetry(n, awayT)
+		require.NoError(t, kb.Validate())
+		var buttons []string
+		for _, row := range kb.Rows {
+			for _, b := range row {
+				buttons = append(buttons, b.Text+" → "+b.CallbackData)
+			}
+		}
+		all = append(all, "== "+string(n.State)+"\n"+html+"\n["+strings.Join(buttons, ", ")+"]")
+	}
+	awayGolden(t, "limit-retry", strings.Join(all, "\n\n"))
+}
