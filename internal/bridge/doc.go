@@ -34,4 +34,10 @@
 // with a log line. No update can stop polling or hold back the offset.
 // Liveness (Healthy, which feeds the systemd watchdog, and PollTrouble, for
 // STATUS=) counts a poll only once its updates are routed or skipped.
+//
+// Away from the keyboard (away.go and the files it names): /usage and
+// budgets read the turns table; one scheduler goroutine sends scheduled
+// prompts and prompts a subscription limit rejected, when due, through the
+// chat's actor like a typed message. Those, and budget days, go by an
+// injectable Clock.
 package bridge
