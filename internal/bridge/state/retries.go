@@ -102,15 +102,11 @@ func (s *Store) DecideRetry(ctx context.Context, token string, to RetryState, by
 		in += "?"
 		args = append(args, string(f))
 	}
-	res, err := s.exec(ctx, `UPDATE limit_retries SET state = ?, decided_by = ? WHERE token = ? AND state IN (`+in+`)`, args...)
+	moved, err := s.execOne(ctx, `UPDATE limit_retries SET state = ?, decided_by = ? WHERE token = ? AND state IN (`+in+`)`, args...)
 	if err != nil {
 		return false, fmt.Errorf("decide retry %s: %w", token, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("decide retry %s: %w", token, err)
-	}
-	return n == 1, nil
+	return moved, nil
 }
 
 // DueRetries returns the scheduled retries whose limit has reset by now.

@@ -130,16 +130,12 @@ func (s *Store) GetSchedule(ctx context.Context, id int64) (Schedule, error) {
 // DeleteSchedule removes a schedule the chat key made, and reports whether
 // there was one. The file's schedules are the file's to remove.
 func (s *Store) DeleteSchedule(ctx context.Context, key ChatKey, id int64) (bool, error) {
-	res, err := s.exec(ctx, `DELETE FROM schedules WHERE id = ? AND chat_id = ? AND thread_id = ? AND source = ?`,
+	deleted, err := s.execOne(ctx, `DELETE FROM schedules WHERE id = ? AND chat_id = ? AND thread_id = ? AND source = ?`,
 		id, key.Chat, key.Thread, string(ScheduleFromChat))
 	if err != nil {
 		return false, fmt.Errorf("delete schedule %d: %w", id, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("delete schedule %d: %w", id, err)
-	}
-	return n == 1, nil
+	return deleted, nil
 }
 
 // DueSchedules returns the schedules whose next run is at or before now.
@@ -165,16 +161,12 @@ func (s *Store) NextScheduleRun(ctx context.Context) (at time.Time, ok bool, err
 // not zero. It reports false when the schedule was deleted or already
 // moved: the caller then does not run it.
 func (s *Store) AdvanceSchedule(ctx context.Context, id int64, due, next, ran time.Time) (bool, error) {
-	res, err := s.exec(ctx, `UPDATE schedules SET next_run = ?, last_run = CASE WHEN ? > 0 THEN ? ELSE last_run END
+	moved, err := s.execOne(ctx, `UPDATE schedules SET next_run = ?, last_run = CASE WHEN ? > 0 THEN ? ELSE last_run END
 WHERE id = ? AND next_run = ?`, toNanos(next), toNanos(ran), toNanos(ran), id, toNanos(due))
 	if err != nil {
 		return false, fmt.Errorf("advance schedule %d: %w", id, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("advance schedule %d: %w", id, err)
-	}
-	return n == 1, nil
+	return moved, nil
 }
 
 // SyncConfigSchedules makes the file's schedules those of entries: an entry

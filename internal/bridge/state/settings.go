@@ -32,14 +32,24 @@ ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, value); err != n
 // whether it changed: a check-and-set, so something done "once" is done once
 // even when two chats race.
 func (s *Store) SwapSetting(ctx context.Context, name, value string) (bool, error) {
-	res, err := s.exec(ctx, `INSERT INTO settings (name, value) VALUES (?, ?)
+	changed, err := s.execOne(ctx, `INSERT INTO settings (name, value) VALUES (?, ?)
 ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE settings.value <> excluded.value`, name, value)
 	if err != nil {
 		return false, fmt.Errorf("swap setting %s: %w", name, err)
 	}
+	return changed, nil
+}
+
+// execOne runs one write statement and reports whether it changed exactly
+// one row: the check-and-set writes' answer to "did I win?".
+func (s *Store) execOne(ctx context.Context, query string, args ...any) (bool, error) {
+	res, err := s.exec(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("swap setting %s: %w", name, err)
+		return false, err
 	}
 	return n == 1, nil
 }
