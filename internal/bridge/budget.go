@@ -103,10 +103,10 @@ func (c *chat) startedProcess() {
 	c.away.procSpent = 0
 }
 
-// admit decides whether a message may start Claude's work: over a budget
+// withinBudget decides whether a message may start Claude's work: over a budget
 // it is refused (and the user told when the budget resets). If the live
 // CLI's cap no longer fits the budgets, the message restarts it first.
-func (c *chat) admit(o *outgoing) bool {
+func (c *chat) withinBudget(o *outgoing) bool {
 	if !c.b.Config().Budget.Enabled() && !c.away.procCapped {
 		return true
 	}

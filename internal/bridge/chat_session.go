@@ -122,7 +122,7 @@ func (c *chat) send(input runner.UserInput, msgID int) {
 }
 
 func (c *chat) sendOutgoing(o *outgoing) {
-	if !c.admit(o) { // budget.go
+	if !c.withinBudget(o) { // budget.go
 		return
 	}
 	if _, err := c.ensureSession(); err != nil {
