@@ -211,3 +211,35 @@ func TestMigrateChatMovesSchedulesAndRetries(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, to, r.Key.Chat)
 }
+
+func TestPruneDoneRetriesAndSchedules(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	old, recent := t0.Add(-100*24*time.Hour), t0.Add(-time.Hour)
+	for tok, r := range map[string]struct {
+		at time.Time
+		st state.RetryState
+	}{"old-sent": {old, state.RetrySent}, "old-waiting": {old, state.RetryScheduled}, "recent-dropped": {recent, state.RetryDropped}} {
+		require.NoError(t, s.PutRetry(ctx, state.Retry{Token: tok, Key: state.ChatKey{Chat: 1}, Input: []byte("{}"),
+			ResetsAt: r.at, State: r.st, CreatedAt: r.at}))
+	}
+	ranID, err := s.AddSchedule(ctx, state.Schedule{Key: state.ChatKey{Chat: 1}, Prompt: "ran", NextRun: old, CreatedAt: old}, 5)
+	require.NoError(t, err)
+	_, err = s.AdvanceSchedule(ctx, ranID, old, time.Time{}, old)
+	require.NoError(t, err)
+	_, err = s.AddSchedule(ctx, state.Schedule{Key: state.ChatKey{Chat: 1}, Cron: "@daily", Prompt: "cron", NextRun: t0, CreatedAt: old}, 5)
+	require.NoError(t, err)
+
+	p, err := s.Prune(ctx, t0.Add(-90*24*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, state.Pruned{Retries: 1, Schedules: 1}, p)
+	_, err = s.GetRetry(ctx, "old-sent")
+	assert.ErrorIs(t, err, state.ErrNotFound)
+	_, err = s.GetRetry(ctx, "old-waiting")
+	assert.NoError(t, err, "a retry still waiting is kept whatever its age")
+	_, err = s.GetSchedule(ctx, ranID)
+	assert.ErrorIs(t, err, state.ErrNotFound)
+	list, err := s.ChatSchedules(ctx, state.ChatKey{Chat: 1})
+	require.NoError(t, err)
+	assert.Len(t, list, 1, "a schedule that runs again is kept")
+}

@@ -31,12 +31,16 @@ func capInput(in []byte) []byte {
 // Pruned counts what Prune deleted.
 type Pruned struct {
 	Approvals, Turns, HandledUpdates int64
+	// Retries sent or dropped, and one-off schedules that ran.
+	Retries, Schedules int64
 }
 
 // Prune deletes what the retention period no longer asks to keep: decided
 // approvals and turns that started before before (pending approvals stay
-// whatever their age), and handled-update marks the persisted offset
-// already covers. Chats, their sessions and their running totals stay.
+// whatever their age), handled-update marks the persisted offset already
+// covers, retries after a limit that were sent or dropped and one-off
+// schedules that ran, made before before. Chats, their sessions and their
+// running totals stay.
 func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 	var p Pruned
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -48,6 +52,8 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 			{&p.Approvals, `DELETE FROM approvals WHERE decision <> '' AND created_at < ?`, []any{toNanos(before)}},
 			{&p.Turns, `DELETE FROM turns WHERE started_at < ?`, []any{toNanos(before)}},
 			{&p.HandledUpdates, `DELETE FROM handled_updates WHERE update_id <= (SELECT COALESCE(MAX(last_update_id), 0) FROM update_offset)`, nil},
+			{&p.Retries, `DELETE FROM limit_retries WHERE state IN ('sent', 'dropped') AND created_at < ?`, []any{toNanos(before)}},
+			{&p.Schedules, `DELETE FROM schedules WHERE next_run = 0 AND created_at < ?`, []any{toNanos(before)}},
 		} {
 			res, err := tx.ExecContext(ctx, q.sql, q.args...)
 			if err != nil {
