@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
@@ -51,9 +52,12 @@ func TestUsageAndWindows(t *testing.T) {
 		"the answer warns of a window at 70 % or more, in the users' zone")
 	assert.NotContains(t, answer.Text, "7-day limit", "a window under 70 % is not mentioned")
 
-	turns, err := r.store.TurnsSince(context.Background(), time.Now().Add(-time.Hour))
-	require.NoError(t, err)
-	require.Len(t, turns, 1)
+	var turns []state.TurnRecord
+	require.Eventually(t, func() bool { // recorded just after the answer is sent
+		var err error
+		turns, err = r.store.TurnsSince(context.Background(), time.Now().Add(-time.Hour))
+		return err == nil && len(turns) == 1
+	}, wait, 10*time.Millisecond)
 	assert.Positive(t, turns[0].InputTokens, "tokens are recorded")
 	assert.Positive(t, turns[0].OutputTokens)
 
