@@ -230,12 +230,16 @@ func fakeCLI(scriptJSON string) int {
 					"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": "echo hi"}, "tool_use_id": "toolu_1"}})
 			case strings.HasPrefix(text, "HEARTBEAT"):
 				// A tool working quietly: heartbeats only, until interrupted.
-				for range 3 {
-					time.Sleep(150 * time.Millisecond)
-					emitJSON(map[string]any{"type": "tool_progress", "tool_use_id": "toolu_hb", "tool_name": "Bash",
-						"elapsed_time_seconds": 1, "session_id": sessionID})
+			beats:
+				for {
+					select {
+					case <-interrupted:
+						break beats
+					case <-time.After(100 * time.Millisecond):
+						emitJSON(map[string]any{"type": "tool_progress", "tool_use_id": "toolu_hb", "tool_name": "Bash",
+							"elapsed_time_seconds": 1, "session_id": sessionID})
+					}
 				}
-				<-interrupted
 				emitJSON(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true,
 					"terminal_reason": "aborted_tools", "session_id": sessionID, "total_cost_usd": cost, "user_message_uuids": []string{in.UUID}})
 			case strings.HasPrefix(text, "SLOW"):
