@@ -50,6 +50,8 @@ type op struct {
 
 	hash   uint64
 	hashed bool
+
+	media []MediaFile // a media send's files (media.go); nil for text
 }
 
 var hashSeed = maphash.MakeSeed()

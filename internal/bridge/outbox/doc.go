@@ -25,6 +25,12 @@
 // startup. Delivery is therefore at least once: a crash between Telegram
 // accepting a message and the journal recording it replays it.
 //
+// [Outbox.SendMedia] sends files from disk the same way: a document, a
+// photo, or an album of either (sendMediaGroup), journaled like text and
+// read through os.Root only when the call is made. A flood-control error in
+// the middle of an album (a 400 naming item N) is read as a 429 for the
+// items from N on, since Telegram keeps the ones before it.
+//
 // Answering callback queries deliberately does not go through the outbox: it
 // must happen within seconds, never behind pacing (Untether #247, #546).
 //

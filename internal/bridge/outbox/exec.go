@@ -19,7 +19,7 @@ var errNoMessageID = errors.New("telegram returned no message id")
 // execute performs op and applies the outcome. It reports false when the
 // outbox was stopped during the call; the op is then unflushed.
 func (o *Outbox) execute(c *chat, op *op) bool {
-	ctx, cancel := context.WithTimeout(o.runCtx, o.opt.CallTimeout)
+	ctx, cancel := context.WithTimeout(o.runCtx, o.timeoutFor(op))
 	id, err := o.call(ctx, op)
 	cancel()
 	if err != nil && o.runCtx.Err() != nil {
@@ -38,6 +38,9 @@ func noPreview() *models.LinkPreviewOptions {
 
 // call makes the one Telegram request op stands for.
 func (o *Outbox) call(ctx context.Context, op *op) (MessageID, error) {
+	if op.media != nil && op.kind == kindSend {
+		return o.callMedia(ctx, op) // media.go
+	}
 	text, mode := op.text, models.ParseModeHTML
 	switch {
 	case op.chunks != nil:
@@ -140,7 +143,7 @@ func classify(err error) (class, time.Duration) {
 		}
 		return classPermanent, 0
 	case errors.Is(err, bot.ErrorUnauthorized), errors.Is(err, bot.ErrorNotFound),
-		errors.Is(err, bot.ErrorConflict), errors.Is(err, errNoMessageID):
+		errors.Is(err, bot.ErrorConflict), errors.Is(err, errNoMessageID), errors.Is(err, ErrMediaFile):
 		return classPermanent, 0
 	}
 	// Everything else (connection errors, 5xx, a per-call timeout, a proxy's

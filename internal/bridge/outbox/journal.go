@@ -84,6 +84,14 @@ func (o *Outbox) Restore(ctx context.Context, entries []JournalEntry) ([]*Messag
 	msgs := make([]*Message, len(entries))
 	var errs []error
 	for i, e := range entries {
+		if e.Kind == KindMedia {
+			m, err := o.restoreMedia(ctx, e) // media.go
+			msgs[i] = m
+			if err != nil {
+				errs = append(errs, fmt.Errorf("restore journal entry %d: %w", e.ID, err))
+			}
+			continue
+		}
 		rec, err := decodeSend(e)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("restore journal entry %d: %w", e.ID, err))
@@ -114,22 +122,37 @@ func (o *Outbox) Restore(ctx context.Context, entries []JournalEntry) ([]*Messag
 
 func decodeSend(e JournalEntry) (sendRecord, error) {
 	var rec sendRecord
-	if e.Kind != KindSend {
-		return rec, fmt.Errorf("unknown kind %q", e.Kind)
+	return rec, decodeEntry(e, KindSend, &rec)
+}
+
+// decodeEntry decodes the payload of a journal entry of kind into rec; every
+// payload carries its version as "v", and only version 1 exists.
+func decodeEntry(e JournalEntry, kind string, rec any) error {
+	if e.Kind != kind {
+		return fmt.Errorf("unknown kind %q", e.Kind)
 	}
-	if err := json.Unmarshal(e.Payload, &rec); err != nil {
-		return rec, fmt.Errorf("decode payload: %w", err)
+	var v struct {
+		V int `json:"v"`
 	}
-	if rec.V != 1 {
-		return rec, fmt.Errorf("unsupported payload version %d", rec.V)
+	if err := json.Unmarshal(e.Payload, &v); err != nil {
+		return fmt.Errorf("decode payload: %w", err)
 	}
-	return rec, nil
+	if v.V != 1 {
+		return fmt.Errorf("unsupported payload version %d", v.V)
+	}
+	if err := json.Unmarshal(e.Payload, rec); err != nil {
+		return fmt.Errorf("decode payload: %w", err)
+	}
+	return nil
 }
 
 // EntryTag returns the Tag a journaled send was made with ("" if the
 // payload cannot be read), so the bridge can decide which leftovers are
 // still worth delivering after a restart.
 func EntryTag(e JournalEntry) string {
+	if e.Kind == KindMedia {
+		return mediaTag(e)
+	}
 	rec, err := decodeSend(e)
 	if err != nil {
 		return ""
