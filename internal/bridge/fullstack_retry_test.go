@@ -118,3 +118,26 @@ func TestLimitRetryAskSurvivesRestart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, state.RetryDropped, got.State)
 }
+
+// retry_after_limit = "off": the notice only says when the limit resets;
+// nothing is kept to send again.
+func TestLimitRetryOff(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	reset := time.Now().Add(time.Hour)
+	r := newRig(t, func(r *rig) {
+		r.claude = claudetest.New(r.t, limitScript(map[string]time.Time{"LIMITED": reset}), claudetest.WithOAuthToken("sk-ant-oat01-fake"))
+	}, withConfig(func(c *config.Config) {
+		c.Telegram.Timezone = "UTC"
+		c.Claude.RetryAfterLimit = config.RetryOff
+	}))
+	in := r.say(chat, alice, "LIMITED please")
+	notice := r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "limit reached;")
+	})
+	assert.Contains(t, notice.Text, "resets at "+reset.UTC().Format("15:04")+" UTC")
+	assert.Contains(t, notice.Text, "Send it again once the limit has reset.")
+	assert.Empty(t, notice.Keyboard, "no Retry, no Drop")
+	next, ok, err := r.store.NextRetry(context.Background())
+	require.NoError(t, err)
+	assert.False(t, ok, "nothing waits to be sent again: %s", next)
+}

@@ -27,7 +27,7 @@ func (r *rig) botReply(chat tgfake.ChatID, to tgfake.Message, want string) tgfak
 // /at and /every store schedules that survive a restart; /schedules lists
 // them with 🗑 Delete; a run is a turn marked ⏰ scheduled in its progress
 // and answer; a [[schedules]] run missed while the daemon was down runs
-// once at start.
+// once at start, in a fresh session when the entry says so.
 func TestSchedulesRunAndSurviveRestarts(t *testing.T) {
 	chat := tgfake.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
@@ -35,7 +35,7 @@ func TestSchedulesRunAndSurviveRestarts(t *testing.T) {
 	clock := timeshift.New(day.Add(8*time.Hour + 20*time.Minute)) // 08:20 UTC
 	r := newRig(t, func(r *rig) { r.clock = clock }, withConfig(func(c *config.Config) {
 		c.Telegram.Timezone = "UTC"
-		c.Schedules = []config.Schedule{{Chat: int64(alice), Cron: "0 9 * * *", Prompt: "FILE morning"}}
+		c.Schedules = []config.Schedule{{Chat: int64(alice), Cron: "0 9 * * *", Prompt: "FILE morning", FreshSession: true}}
 	}))
 
 	at := r.say(chat, alice, "/at 30m STEADY scheduled")
@@ -66,6 +66,8 @@ func TestSchedulesRunAndSurviveRestarts(t *testing.T) {
 	assert.Contains(t, answer.Text, "⏰ scheduled #2 (once): STEADY scheduled")
 	assert.Equal(t, 0, modelCallsWith(r.claude.API, "EVERYDAY"), "a deleted schedule does not run")
 
+	before, err := r.store.GetChat(context.Background(), key)
+	require.NoError(t, err)
 	r.stop()
 	clock.Advance(10 * time.Minute) // 09:01: the file's 09:00 run was missed while down
 	r.start()
@@ -73,6 +75,14 @@ func TestSchedulesRunAndSurviveRestarts(t *testing.T) {
 		return strings.Contains(m.Text, "echo: FILE morning") && strings.Contains(m.Text, "⏱")
 	})
 	assert.Contains(t, file.Text, "⏰ scheduled #1 (cron 0 9 * * *): FILE morning")
+	for _, c := range r.claude.API.ModelCalls() {
+		if c.LastPrompt() == "FILE morning" {
+			assert.False(t, c.AnyUserContains("STEADY scheduled"), "fresh_session: the run starts without the chat's history")
+		}
+	}
+	after, err := r.store.GetChat(context.Background(), key)
+	require.NoError(t, err)
+	assert.NotEqual(t, before.SessionID, after.SessionID, "fresh_session: a new session")
 	list2, err := r.store.ChatSchedules(context.Background(), key)
 	require.NoError(t, err)
 	require.Len(t, list2, 1, "the one-off is done")
