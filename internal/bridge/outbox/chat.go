@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"golang.org/x/time/rate"
 )
 
 type opKind uint8
@@ -40,6 +39,11 @@ type op struct {
 	log     *zerolog.Logger
 	seq     uint64    // enqueue order within the chat
 	at      time.Time // typing: when requested
+	// since is when the op was first queued; a coalescing edit keeps it,
+	// so for a progress edit it is how long the message has shown stale
+	// content. The global budget goes to the stalest first.
+	since  time.Time
+	callAt time.Time // when the current attempt was counted in the chat's window
 
 	plain        bool      // send without parse_mode (after a parse error)
 	asSend       bool      // edit target gone: deliver as a new message
@@ -82,13 +86,20 @@ type chat struct {
 	wake chan struct{}
 	lim  *window // touched only by the worker and under mu
 
-	mu           sync.Mutex
-	high, low    []*op
-	typing       *op
-	seq          uint64
-	pausedUntil  time.Time // 429
-	retryAt      time.Time // transport backoff
-	failures     int       // consecutive transport failures
+	mu          sync.Mutex
+	high, low   []*op
+	typing      *op
+	seq         uint64
+	pausedUntil time.Time // 429
+	// Backoff after transport errors and 5xx: high-priority work retries
+	// sooner than progress edits. Both end early once Telegram is known to
+	// be back (health.go).
+	retryHigh, retryLow time.Time
+	failures            int  // consecutive transport failures
+	cleared             bool // this failure streak's backoff was ended early once
+	// inflight is a low-priority op (or typing) whose call runs on its own
+	// goroutine, so that a hanging progress edit never holds up an answer.
+	inflight     *op
 	blockedUntil time.Time // 403 / migration
 	blockErr     error
 	lastTyping   time.Time
@@ -124,9 +135,12 @@ func (c *chat) queue(p Priority) *[]*op {
 	return &c.low
 }
 
-func (c *chat) push(op *op) {
+func (c *chat) push(op *op, now time.Time) {
 	c.seq++
 	op.seq = c.seq
+	if op.since.IsZero() {
+		op.since = now
+	}
 	q := c.queue(op.prio)
 	*q = append(*q, op)
 }
@@ -156,7 +170,22 @@ func deleteAt(q []*op, i int) []*op {
 	return q[:len(q)-1]
 }
 
-func (c *chat) empty() bool { return len(c.high) == 0 && len(c.low) == 0 && c.typing == nil }
+func (c *chat) empty() bool {
+	return len(c.high) == 0 && len(c.low) == 0 && c.typing == nil && c.inflight == nil
+}
+
+// gate is when the chat may call again: after a 429 pause and the backoff
+// for the priority of the op that would run.
+func (c *chat) gate(high bool) time.Time {
+	g, r := c.pausedUntil, c.retryLow
+	if high {
+		r = c.retryHigh
+	}
+	if r.After(g) {
+		g = r
+	}
+	return g
+}
 
 type readiness uint8
 
@@ -167,9 +196,13 @@ const (
 )
 
 // check decides whether a queued op can run now, and resolves ops that need
-// no request any more.
-func (o *Outbox) check(op *op) readiness {
+// no request any more. busy is the message of the call in flight, if any:
+// two calls for one message never overlap, so they land in order.
+func (o *Outbox) check(op *op, busy *Message) readiness {
 	m := op.msg
+	if m != nil && m == busy {
+		return waiting
+	}
 	switch op.kind {
 	case kindEdit:
 		if op.chunk > 0 {
@@ -212,9 +245,13 @@ func (o *Outbox) check(op *op) readiness {
 
 // scan returns the index of the first runnable op in q, dropping ops that
 // resolved without a request on the way.
-func (o *Outbox) scan(q *[]*op) int {
+func (o *Outbox) scan(c *chat, q *[]*op) int {
+	var busy *Message
+	if c.inflight != nil {
+		busy = c.inflight.msg
+	}
 	for i := 0; i < len(*q); {
-		switch o.check((*q)[i]) {
+		switch o.check((*q)[i], busy) {
 		case ready:
 			return i
 		case waiting:
@@ -224,266 +261,4 @@ func (o *Outbox) scan(q *[]*op) int {
 		}
 	}
 	return -1
-}
-
-type next uint8
-
-const (
-	nextNone next = iota
-	nextMessage
-	nextTyping
-)
-
-// prepare drops what needs no request and says what runs next. Called with
-// c.mu held.
-func (o *Outbox) prepare(c *chat, now time.Time) next {
-	if c.typing != nil && now.Sub(c.typing.at) > o.opt.TypingInterval {
-		c.typing.pending.resolve(Result{Outcome: OutcomeSkipped}, nil)
-		c.typing = nil
-	}
-	if o.scan(&c.high) >= 0 || o.scan(&c.low) >= 0 {
-		return nextMessage
-	}
-	if c.typing != nil {
-		return nextTyping
-	}
-	return nextNone
-}
-
-// take removes and returns the op to run, by priority then FIFO. It returns
-// nil when what was prepared is no longer what should run.
-func (o *Outbox) take(c *chat, want next, now time.Time) *op {
-	got := o.prepare(c, now)
-	if got != want {
-		return nil
-	}
-	if want == nextTyping {
-		t := c.typing
-		c.typing = nil
-		return t
-	}
-	for _, q := range []*[]*op{&c.high, &c.low} {
-		if i := o.scan(q); i >= 0 {
-			op := (*q)[i]
-			*q = deleteAt(*q, i)
-			if op.msg != nil && op.msg.pendingEdit == op {
-				op.msg.pendingEdit = nil
-			}
-			return op
-		}
-	}
-	return nil
-}
-
-// settleAt is when the chat's pacing state is back to what a fresh chat would
-// have, so the worker can retire without letting a newcomer burst past the
-// limits or a pause.
-func (o *Outbox) settleAt(c *chat, now time.Time) time.Time {
-	t := now
-	for _, u := range []time.Time{c.pausedUntil, c.retryAt, c.lastTyping.Add(o.opt.TypingInterval)} {
-		if u.After(t) {
-			t = u
-		}
-	}
-	if c.blockErr != nil && c.blockedUntil.After(t) {
-		t = c.blockedUntil
-	}
-	if u := c.lim.settled(now); u.After(t) {
-		t = u
-	}
-	return t
-}
-
-// run is the chat's worker: wait until the chat may send, take the most
-// urgent op, execute it, repeat; retire when idle and settled.
-func (o *Outbox) run(c *chat) {
-	defer o.wg.Done()
-	for {
-		now := o.clock.Now()
-		c.mu.Lock()
-		nx := o.prepare(c, now)
-		if nx == nextNone {
-			idle := c.empty()
-			settle := o.settleAt(c, now)
-			c.mu.Unlock()
-			if idle && (o.closing.Load() || !settle.After(now)) {
-				if o.retire(c) {
-					return
-				}
-				continue
-			}
-			select {
-			case <-c.wake:
-				continue // work arrived meanwhile; don't start a timer for nothing
-			default:
-			}
-			var timer <-chan time.Time
-			if idle {
-				timer = o.clock.After(settle.Sub(now))
-			} // else: only ops waiting for a message id are queued; they need a wake.
-			select {
-			case <-c.wake:
-			case <-timer:
-			case <-o.runCtx.Done():
-				o.abort(c, nil)
-				return
-			}
-			continue
-		}
-		gate := c.pausedUntil
-		if c.retryAt.After(gate) {
-			gate = c.retryAt
-		}
-		c.mu.Unlock()
-		if gate.After(now) {
-			if !o.sleep(gate.Sub(now)) {
-				o.abort(c, nil)
-				return
-			}
-			continue
-		}
-		switch nx {
-		case nextMessage:
-			// Only low-priority work queued: leave a slot for a high op, so
-			// an answer or approval never waits behind a progress edit.
-			keep := 0
-			if !o.highQueued(c) {
-				keep = 1
-			}
-			c.mu.Lock()
-			wait := c.lim.wait(now, keep)
-			c.mu.Unlock()
-			if wait > 0 {
-				select {
-				case <-c.wake: // a high op may have arrived: re-decide
-				case <-o.clock.After(wait):
-				case <-o.runCtx.Done():
-					o.abort(c, nil)
-					return
-				}
-				continue
-			}
-			c.mu.Lock()
-			c.lim.add(now)
-			c.mu.Unlock()
-			if !o.reserve(o.global, o.clock.Now()) {
-				o.abort(c, nil)
-				return
-			}
-		case nextTyping:
-			if !o.spareGlobalToken(now) {
-				c.mu.Lock()
-				if c.typing != nil {
-					c.typing.pending.resolve(Result{Outcome: OutcomeSkipped}, nil)
-					c.typing = nil
-				}
-				c.mu.Unlock()
-				continue
-			}
-		}
-		c.mu.Lock()
-		op := o.take(c, nx, o.clock.Now())
-		c.mu.Unlock()
-		if op == nil {
-			continue // the queue changed while pacing; a token is lost, no harm
-		}
-		if !o.execute(c, op) {
-			o.abort(c, op)
-			return
-		}
-	}
-}
-
-// highQueued reports whether a high-priority op waits in c.
-func (o *Outbox) highQueued(c *chat) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.high) > 0
-}
-
-// spareGlobalToken takes a global token for a typing action only if at least
-// half the global burst is available, so that with many busy chats typing
-// indicators give way instead of delaying messages of other chats.
-func (o *Outbox) spareGlobalToken(now time.Time) bool {
-	spare := float64(max(1, o.opt.GlobalBurst/2))
-	return o.global.TokensAt(now) >= spare && o.global.AllowN(now, 1)
-}
-
-// reserve takes a token from lim, sleeping as long as needed. It reports false
-// if the outbox was stopped meanwhile.
-func (o *Outbox) reserve(lim *rate.Limiter, now time.Time) bool {
-	r := lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 && !o.sleep(d) {
-		r.CancelAt(o.clock.Now())
-		return false
-	}
-	return true
-}
-
-func (o *Outbox) sleep(d time.Duration) bool {
-	if d <= 0 {
-		return o.runCtx.Err() == nil
-	}
-	select {
-	case <-o.clock.After(d):
-		return true
-	case <-o.runCtx.Done():
-		return false
-	}
-}
-
-// retire removes an idle chat so that idle chats cost nothing. The shard lock
-// is taken before the chat lock, the same order lockChat's creation uses.
-func (o *Outbox) retire(c *chat) bool {
-	sh := &o.shards[uint64(c.id)%numShards]
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.empty() {
-		return false
-	}
-	c.gone = true
-	delete(sh.chats, c.id)
-	return true
-}
-
-// abort ends the worker when Close gave up: everything still queued (and the
-// op that was in flight) is reported as unflushed and fails with ErrClosed.
-func (o *Outbox) abort(c *chat, inflight *op) {
-	sh := &o.shards[uint64(c.id)%numShards]
-	sh.mu.Lock()
-	c.mu.Lock()
-	c.gone = true
-	delete(sh.chats, c.id)
-	ops := make([]*op, 0, len(c.high)+len(c.low)+1)
-	if inflight != nil {
-		ops = append(ops, inflight)
-	}
-	ops = append(append(ops, c.high...), c.low...)
-	c.high, c.low = nil, nil
-	if c.typing != nil {
-		c.typing.pending.resolve(Result{}, ErrClosed)
-		c.typing = nil
-	}
-	c.mu.Unlock()
-	sh.mu.Unlock()
-
-	o.unflushedMu.Lock()
-	for _, op := range ops {
-		o.unflushed = append(o.unflushed, UnflushedOp{
-			Key: op.key, Kind: op.kind.String(), Priority: op.prio, Tag: op.tagOf(), Journal: op.journal,
-		})
-	}
-	o.unflushedMu.Unlock()
-	for _, op := range ops {
-		op.pending.resolve(Result{}, ErrClosed)
-	}
-}
-
-func (op *op) tagOf() string {
-	if op.msg != nil {
-		return op.msg.tag
-	}
-	return ""
 }

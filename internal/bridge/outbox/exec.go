@@ -32,6 +32,33 @@ func (o *Outbox) execute(c *chat, op *op) bool {
 	return true
 }
 
+// executeAsync performs a low-priority op on its own goroutine (see run).
+func (o *Outbox) executeAsync(c *chat, job *op) {
+	defer o.wg.Done()
+	ctx, cancel := context.WithTimeout(o.runCtx, o.opt.CallTimeout)
+	id, err := o.call(ctx, job)
+	cancel()
+	c.mu.Lock()
+	c.inflight = nil
+	var fx effects
+	lost := make([]*op, 0, 1)
+	if err != nil && o.runCtx.Err() != nil {
+		lost = append(lost, job)
+	} else {
+		fx = o.settle(c, job, id, err, o.clock.Now())
+	}
+	if c.gone {
+		// Close gave up while the call ran: the worker has left, so
+		// nothing queued (a retry, a chunk) would ever run.
+		lost = append(append(lost, c.high...), c.low...)
+		c.high, c.low = nil, nil
+	}
+	c.mu.Unlock()
+	fx.apply(o)
+	o.unflush(lost)
+	c.signal()
+}
+
 func noPreview() *models.LinkPreviewOptions {
 	return &models.LinkPreviewOptions{IsDisabled: bot.True()}
 }
@@ -156,8 +183,10 @@ func classify(err error) (class, time.Duration) {
 // them are resolved only afterwards, so a caller that saw a result can rely
 // on the journal and on having been told about a replacement.
 type effects struct {
-	deferred []outcome
-	replaced *op // an edit delivered as a new message
+	deferred  []outcome
+	replaced  *op  // an edit delivered as a new message
+	recovered bool // a call succeeded while other chats back off
+	probe     bool // a call failed as if Telegram were down
 }
 
 type outcome struct {
@@ -187,6 +216,12 @@ func (fx effects) apply(o *Outbox) {
 	for _, d := range fx.deferred {
 		d.op.pending.resolve(d.res, d.err)
 	}
+	if fx.recovered {
+		o.Reachable()
+	}
+	if fx.probe {
+		o.startProber()
+	}
 }
 
 func opEvent(e *zerolog.Event, op *op) *zerolog.Event {
@@ -206,20 +241,22 @@ func opEvent(e *zerolog.Event, op *op) *zerolog.Event {
 // held.
 func (o *Outbox) settle(c *chat, op *op, id MessageID, err error, now time.Time) effects {
 	if err == nil {
-		c.failures = 0
-		return o.succeed(c, op, id, false, now)
+		o.reached(c)
+		fx := o.succeed(c, op, id, false, now)
+		fx.recovered = o.rec.clearable.Load() > 0
+		return fx
 	}
 	cls, retryAfter := classify(err)
 	log := o.logger(op)
 	switch cls {
 	case classNotModified:
 		if op.kind == kindEdit && !op.sendsMessage() {
-			c.failures = 0
+			o.reached(c)
 			return o.succeed(c, op, op.msg.ID(), true, now)
 		}
 	case classGone:
 		if op.kind == kindDelete {
-			c.failures = 0
+			o.reached(c)
 			return o.succeed(c, op, 0, false, now)
 		}
 		if op.kind == kindEdit && !op.sendsMessage() {
@@ -279,30 +316,51 @@ func (o *Outbox) settle(c *chat, op *op, id MessageID, err error, now time.Time)
 		opEvent(log.Warn(), op).Err(err).Dur("cooldown", o.opt.ForbiddenCooldown).Msg("Telegram chat unavailable; failing its queue")
 		return o.failAll(c, op, verdict)
 	case classTransient:
+		was := c.clearable()
 		c.failures++
-		delay := o.backoff(c.failures)
-		c.retryAt = now.Add(delay)
+		o.track(c, was)
+		high, low := o.backoff(c.failures, o.opt.HighBackoffMax), o.backoff(c.failures, o.opt.BackoffMax)
+		c.retryHigh, c.retryLow = now.Add(high), now.Add(low)
+		if !op.callAt.IsZero() {
+			// Telegram did not count a call that never reached it (or
+			// that its front end refused), so neither does the window.
+			c.lim.undo(op.callAt)
+		}
 		o.stats.retries.Add(1)
+		delay := low
+		if op.prio == High {
+			delay = high
+		}
 		opEvent(log.Warn(), op).Err(err).Int("attempt", c.failures).Dur("delay", delay).Msg("Telegram request failed; retrying")
+		fx := effects{probe: true}
 		if op.kind == kindTyping {
 			op.pending.resolve(Result{Outcome: OutcomeSkipped}, nil)
-			return effects{}
+			return fx
 		}
 		o.requeue(c, op)
-		return effects{}
+		return fx
 	}
 	return o.fail(op, fmt.Errorf("telegram %s in chat %d: %w", op.kind, op.key.Chat, err))
 }
 
-func (o *Outbox) backoff(failures int) time.Duration {
-	d := o.opt.BackoffMin
-	for i := 1; i < failures && d < o.opt.BackoffMax; i++ {
+// backoff is the wait before the next attempt after failures consecutive
+// transport failures: doubling from BackoffMin up to limit, plus jitter.
+func (o *Outbox) backoff(failures int, limit time.Duration) time.Duration {
+	d := min(o.opt.BackoffMin, limit)
+	for i := 1; i < failures && d < limit; i++ {
 		d *= 2
 	}
-	if d > o.opt.BackoffMax {
-		d = o.opt.BackoffMax
-	}
+	d = min(d, limit)
 	return d + o.opt.Jitter(d/4)
+}
+
+// reached records that a call of c got an answer from Telegram: its
+// failure streak is over. Called with c.mu held.
+func (o *Outbox) reached(c *chat) {
+	was := c.clearable()
+	c.failures, c.cleared = 0, false
+	c.retryHigh, c.retryLow = time.Time{}, time.Time{}
+	o.track(c, was)
 }
 
 // requeue puts an op that will be retried back at the head of its queue,

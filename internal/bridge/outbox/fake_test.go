@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -77,6 +78,9 @@ type call struct {
 	NoPreview bool
 	At        time.Time
 	Err       error
+	// StartSeq and DoneSeq order the call's start and end among all
+	// starts and ends, so checks can tell calls in flight together apart.
+	StartSeq, DoneSeq int
 }
 
 type shownMsg struct{ text, markup string }
@@ -90,7 +94,9 @@ type fakeTG struct {
 	msgs    map[int64]map[int]shownMsg
 	script  func(c call) error // nil error: behave like Telegram
 	gate    chan struct{}      // when set, calls block until it is closed
+	gateFor string             // the method the gate holds; "" for all
 	started int                // calls that entered (including gated ones)
+	events  int                // starts and ends so far
 }
 
 func newFakeTG(clock Clock) *fakeTG {
@@ -104,9 +110,13 @@ func (f *fakeTG) setScript(s func(c call) error) {
 }
 
 // hold makes calls block until release.
-func (f *fakeTG) hold() {
+func (f *fakeTG) hold() { f.holdMethod("") }
+
+// holdMethod makes calls of method (all, if "") block until release or
+// until their context ends.
+func (f *fakeTG) holdMethod(method string) {
 	f.mu.Lock()
-	f.gate = make(chan struct{})
+	f.gate, f.gateFor = make(chan struct{}), method
 	f.mu.Unlock()
 }
 
@@ -164,26 +174,34 @@ func markupString(m models.ReplyMarkup) string {
 	return string(b)
 }
 
-// enter records the start of a call and applies the gate.
-func (f *fakeTG) enter(ctx context.Context, method string) error {
+// enter records the start of a call and applies the gate. It returns the
+// call's StartSeq.
+func (f *fakeTG) enter(ctx context.Context, method string) (int, error) {
 	f.mu.Lock()
 	f.started++
+	f.events++
+	seq := f.events
 	gate := f.gate
+	if f.gateFor != "" && f.gateFor != method {
+		gate = nil
+	}
 	f.mu.Unlock()
 	if gate != nil {
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return fmt.Errorf("error do request for method %s, %w", method, &url.Error{Op: "Post", URL: method, Err: ctx.Err()})
+			return seq, fmt.Errorf("error do request for method %s, %w", method, &url.Error{Op: "Post", URL: method, Err: ctx.Err()})
 		}
 	}
-	return nil
+	return seq, nil
 }
 
 // finish applies the script and Telegram's rules, records the call and
 // returns its error. Called with f.mu held.
 func (f *fakeTG) finish(c call, rules func() error) (call, error) {
 	c.At = f.clock.Now()
+	f.events++
+	c.DoneSeq = f.events
 	var err error
 	if f.script != nil {
 		err = f.script(c)
@@ -238,12 +256,13 @@ func htmlOK(text string) bool {
 }
 
 func (f *fakeTG) SendMessage(ctx context.Context, p *bot.SendMessageParams) (*models.Message, error) {
-	if err := f.enter(ctx, "sendMessage"); err != nil {
+	start, err := f.enter(ctx, "sendMessage")
+	if err != nil {
 		return nil, err
 	}
 	chat := p.ChatID.(int64)
 	c := call{
-		Method: "sendMessage", Chat: chat, Thread: p.MessageThreadID, Text: p.Text, ParseMode: p.ParseMode,
+		StartSeq: start, Method: "sendMessage", Chat: chat, Thread: p.MessageThreadID, Text: p.Text, ParseMode: p.ParseMode,
 		Markup: markupString(p.ReplyMarkup), Silent: p.DisableNotification,
 		NoPreview: p.LinkPreviewOptions != nil && p.LinkPreviewOptions.IsDisabled != nil && *p.LinkPreviewOptions.IsDisabled,
 	}
@@ -252,7 +271,7 @@ func (f *fakeTG) SendMessage(ctx context.Context, p *bot.SendMessageParams) (*mo
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c, err := f.finish(c, func() error {
+	c, err = f.finish(c, func() error {
 		if p.ParseMode == models.ParseModeHTML && !htmlOK(p.Text) {
 			return errBadRequest(`Bad Request: can't parse entities: Unsupported start tag "x" at byte offset 3`)
 		}
@@ -274,18 +293,19 @@ func (f *fakeTG) SendMessage(ctx context.Context, p *bot.SendMessageParams) (*mo
 }
 
 func (f *fakeTG) EditMessageText(ctx context.Context, p *bot.EditMessageTextParams) (*models.Message, error) {
-	if err := f.enter(ctx, "editMessageText"); err != nil {
+	start, err := f.enter(ctx, "editMessageText")
+	if err != nil {
 		return nil, err
 	}
 	chat := p.ChatID.(int64)
 	c := call{
-		Method: "editMessageText", Chat: chat, MessageID: p.MessageID, Text: p.Text, ParseMode: p.ParseMode,
+		StartSeq: start, Method: "editMessageText", Chat: chat, MessageID: p.MessageID, Text: p.Text, ParseMode: p.ParseMode,
 		Markup:    markupString(p.ReplyMarkup),
 		NoPreview: p.LinkPreviewOptions != nil && p.LinkPreviewOptions.IsDisabled != nil && *p.LinkPreviewOptions.IsDisabled,
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	_, err := f.finish(c, func() error {
+	_, err = f.finish(c, func() error {
 		old, ok := f.msgs[chat][p.MessageID]
 		switch {
 		case !ok:
@@ -307,13 +327,14 @@ func (f *fakeTG) EditMessageText(ctx context.Context, p *bot.EditMessageTextPara
 }
 
 func (f *fakeTG) DeleteMessage(ctx context.Context, p *bot.DeleteMessageParams) (bool, error) {
-	if err := f.enter(ctx, "deleteMessage"); err != nil {
+	start, err := f.enter(ctx, "deleteMessage")
+	if err != nil {
 		return false, err
 	}
 	chat := p.ChatID.(int64)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	_, err := f.finish(call{Method: "deleteMessage", Chat: chat, MessageID: p.MessageID}, func() error {
+	_, err = f.finish(call{StartSeq: start, Method: "deleteMessage", Chat: chat, MessageID: p.MessageID}, func() error {
 		if _, ok := f.msgs[chat][p.MessageID]; !ok {
 			return errBadRequest(descDeleteGone)
 		}
@@ -324,12 +345,13 @@ func (f *fakeTG) DeleteMessage(ctx context.Context, p *bot.DeleteMessageParams) 
 }
 
 func (f *fakeTG) SendChatAction(ctx context.Context, p *bot.SendChatActionParams) (bool, error) {
-	if err := f.enter(ctx, "sendChatAction"); err != nil {
+	start, err := f.enter(ctx, "sendChatAction")
+	if err != nil {
 		return false, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	_, err := f.finish(call{Method: "sendChatAction", Chat: p.ChatID.(int64), Thread: p.MessageThreadID, Text: string(p.Action)},
+	_, err = f.finish(call{StartSeq: start, Method: "sendChatAction", Chat: p.ChatID.(int64), Thread: p.MessageThreadID, Text: string(p.Action)},
 		func() error { return nil })
 	return err == nil, err
 }
@@ -541,4 +563,35 @@ func (f *fakeClock) waiting() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.waiters)
+}
+
+// probingTG is a fake Telegram that also answers getMe, so the outbox
+// probes it while calls fail; down makes every call, getMe included, fail
+// as a 502 would.
+type probingTG struct {
+	*fakeTG
+	down   atomic.Bool
+	probes atomic.Int32
+}
+
+func newProbingTG(clock Clock) *probingTG {
+	p := &probingTG{fakeTG: newFakeTG(clock)}
+	p.setScript(func(call) error {
+		if p.down.Load() {
+			return err5xx("sendMessage")
+		}
+		return nil
+	})
+	return p
+}
+
+func (p *probingTG) GetMe(ctx context.Context) (*models.User, error) {
+	p.probes.Add(1)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if p.down.Load() {
+		return nil, err5xx("getMe")
+	}
+	return &models.User{ID: 1, IsBot: true}, nil
 }

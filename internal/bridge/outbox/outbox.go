@@ -36,17 +36,27 @@ var _ API = (*bot.Bot)(nil)
 // window): 3 in 3.15 s for a private chat, 19 in 60.8 s for a group.
 // Low-priority operations (progress edits) leave one of those slots free,
 // so a final answer or an approval never waits behind an edit that just
-// used the budget, and the window is never exceeded.
+// used the budget, and the window is never exceeded. The global limit is
+// a sliding window of the same kind: GlobalBurst calls in any span of
+// GlobalBurst/GlobalRate, 28 in 1.05 s, under Telegram's ~30 per second
+// with room for the jitter between sending a call and its arrival.
 const (
-	DefaultPrivateInterval   = 1050 * time.Millisecond
-	DefaultPrivateBurst      = 3
-	DefaultGroupInterval     = 3200 * time.Millisecond
-	DefaultGroupBurst        = 19
-	DefaultGlobalRate        = rate.Limit(25) // per second, under the ~30/s limit
-	DefaultGlobalBurst       = 5
-	DefaultTypingInterval    = 4 * time.Second // the status lasts ≤5 s
-	DefaultBackoffMin        = 500 * time.Millisecond
-	DefaultBackoffMax        = 30 * time.Second
+	DefaultPrivateInterval = 1050 * time.Millisecond
+	DefaultPrivateBurst    = 3
+	DefaultGroupInterval   = 3200 * time.Millisecond
+	DefaultGroupBurst      = 19
+	DefaultGlobalRate      = rate.Limit(28 / 1.05) // per second, on average
+	DefaultGlobalBurst     = 28
+	DefaultTypingInterval  = 4 * time.Second // the status lasts ≤5 s
+	DefaultBackoffMin      = 500 * time.Millisecond
+	DefaultBackoffMax      = 30 * time.Second // progress edits
+	// DefaultHighBackoffMax caps the backoff of answers and approvals, so
+	// that after an outage they go out within seconds even if nothing
+	// else noticed that Telegram is back.
+	DefaultHighBackoffMax = 5 * time.Second
+	// DefaultProbeInterval is how often Telegram is probed (getMe) while
+	// calls fail as if it were down; the first answer ends every backoff.
+	DefaultProbeInterval     = time.Second
 	DefaultRetryAfter        = 5 * time.Second // when a 429 carries no retry_after
 	DefaultRateLimitJitter   = time.Second
 	DefaultCallTimeout       = 30 * time.Second // a slow call must not freeze a chat (Untether #145)
@@ -76,12 +86,14 @@ type Options struct {
 	PrivateBurst    int
 	GroupInterval   time.Duration // per-chat pacing for chat ids < 0
 	GroupBurst      int
-	GlobalRate      rate.Limit // all chats together
+	GlobalRate      rate.Limit // all chats together: GlobalBurst calls per GlobalBurst/GlobalRate
 	GlobalBurst     int
 	TypingInterval  time.Duration // at most one typing action per chat per interval
 
 	BackoffMin        time.Duration // transport/5xx retry backoff, doubling
-	BackoffMax        time.Duration
+	BackoffMax        time.Duration // its cap for low-priority work
+	HighBackoffMax    time.Duration // its cap for high-priority work
+	ProbeInterval     time.Duration // getMe probes while Telegram seems down
 	RateLimitJitter   time.Duration // upper bound of the jitter added to retry_after
 	CallTimeout       time.Duration // per Telegram request
 	ForbiddenCooldown time.Duration // how long a 403 chat is failed without calls
@@ -121,6 +133,8 @@ func (opt Options) withDefaults() Options {
 	setDur(&opt.TypingInterval, DefaultTypingInterval)
 	setDur(&opt.BackoffMin, DefaultBackoffMin)
 	setDur(&opt.BackoffMax, DefaultBackoffMax)
+	setDur(&opt.HighBackoffMax, DefaultHighBackoffMax)
+	setDur(&opt.ProbeInterval, DefaultProbeInterval)
 	setDur(&opt.RateLimitJitter, DefaultRateLimitJitter)
 	setDur(&opt.CallTimeout, DefaultCallTimeout)
 	setDur(&opt.ForbiddenCooldown, DefaultForbiddenCooldown)
@@ -149,10 +163,11 @@ type shard struct {
 // concurrent use. Each chat with queued work has one worker goroutine, which
 // retires once the chat is idle and its pacing state has fully recovered.
 type Outbox struct {
-	api    API
-	opt    Options
-	clock  Clock
-	global *rate.Limiter
+	api   API
+	opt   Options
+	clock Clock
+	gate  *gate
+	rec   recovery
 
 	shards  [numShards]shard
 	closing atomic.Bool
@@ -169,13 +184,22 @@ type Outbox struct {
 // New returns a running outbox that writes through api.
 func New(api API, opts Options) *Outbox {
 	opts = opts.withDefaults()
-	o := &Outbox{
-		api:    api,
-		opt:    opts,
-		clock:  opts.Clock,
-		global: rate.NewLimiter(opts.GlobalRate, opts.GlobalBurst),
-	}
+	o := &Outbox{api: api, opt: opts, clock: opts.Clock}
+	o.rec.kick = make(chan struct{}, 1)
 	o.runCtx, o.stopRun = context.WithCancel(context.Background())
+	var every time.Duration // rate.Inf: no global limit
+	if opts.GlobalRate != rate.Inf {
+		every = time.Duration(float64(time.Second) / float64(opts.GlobalRate))
+	}
+	// The gate's dispatcher is started by a worker, which is counted in
+	// wg, so adding to wg cannot race Close's Wait.
+	o.gate = newGate(opts.Clock, opts.GlobalBurst, every, func() {
+		o.wg.Add(1)
+		go func() {
+			defer o.wg.Done()
+			o.gate.dispatch(o.runCtx.Done())
+		}()
+	})
 	for i := range o.shards {
 		o.shards[i].chats = make(map[int64]*chat)
 	}
@@ -256,12 +280,12 @@ func (o *Outbox) Edit(ctx context.Context, m *Message, prio Priority, c Content)
 		if prio > e.prio {
 			ch.remove(e)
 			e.prio = prio
-			ch.push(e)
+			ch.push(e, o.clock.Now())
 		}
 	} else {
 		e := &op{kind: kindEdit, prio: prio, key: m.key, msg: m, text: c.Text, kb: kb, pending: p, log: ctxLogger(ctx)}
 		m.pendingEdit = e
-		ch.push(e)
+		ch.push(e, o.clock.Now())
 	}
 	ch.signal()
 	return p
@@ -298,7 +322,7 @@ func (o *Outbox) Delete(ctx context.Context, m *Message, prio Priority) *Pending
 	}
 	m.deleteQueued = true
 	p := newPending()
-	ch.push(&op{kind: kindDelete, prio: prio, key: m.key, msg: m, pending: p, log: ctxLogger(ctx)})
+	ch.push(&op{kind: kindDelete, prio: prio, key: m.key, msg: m, pending: p, log: ctxLogger(ctx)}, o.clock.Now())
 	ch.signal()
 	return p
 }
@@ -360,18 +384,9 @@ func (o *Outbox) Close(ctx context.Context) error {
 	if !o.closing.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
-	var chats []*chat
-	for i := range o.shards {
-		sh := &o.shards[i]
-		// Taking the write lock is also the barrier after which no enqueue
-		// can start a new worker, so wg.Wait below cannot race wg.Add.
-		sh.mu.Lock()
-		for _, c := range sh.chats {
-			chats = append(chats, c)
-		}
-		sh.mu.Unlock()
-	}
-	for _, c := range chats {
+	// Taking the write locks is also the barrier after which no enqueue
+	// can start a new worker, so wg.Wait below cannot race wg.Add.
+	for _, c := range o.allChats(true) {
 		c.mu.Lock()
 		if c.typing != nil {
 			c.typing.pending.resolve(Result{Outcome: OutcomeSkipped}, nil)
@@ -494,6 +509,25 @@ func (o *Outbox) logger(op *op) *zerolog.Logger {
 	return o.opt.Logger
 }
 
+// allChats lists the chats with a worker. barrier takes each shard's write
+// lock, which orders the listing after every enqueue in progress.
+func (o *Outbox) allChats(barrier bool) []*chat {
+	var chats []*chat
+	for i := range o.shards {
+		sh := &o.shards[i]
+		lock, unlock := sh.mu.RLock, sh.mu.RUnlock
+		if barrier {
+			lock, unlock = sh.mu.Lock, sh.mu.Unlock
+		}
+		lock()
+		for _, c := range sh.chats {
+			chats = append(chats, c)
+		}
+		unlock()
+	}
+	return chats
+}
+
 // lockChat returns the chat's state with its mutex held, starting a worker if
 // the chat has none.
 func (o *Outbox) lockChat(id int64) (*chat, error) {
@@ -535,7 +569,7 @@ func (o *Outbox) enqueue(op *op) {
 	if err == nil {
 		err = c.blocked(o.clock.Now())
 		if err == nil {
-			c.push(op)
+			c.push(op, o.clock.Now())
 			c.signal()
 		}
 		c.mu.Unlock()

@@ -51,3 +51,13 @@ func (l *window) settled(now time.Time) time.Time {
 	}
 	return l.times[len(l.times)-1].Add(l.w)
 }
+
+// undo forgets the call counted at t, for a call Telegram never counted.
+func (l *window) undo(t time.Time) {
+	for i := len(l.times) - 1; i >= 0; i-- {
+		if l.times[i].Equal(t) {
+			l.times = append(l.times[:i], l.times[i+1:]...)
+			return
+		}
+	}
+}

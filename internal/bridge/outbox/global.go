@@ -1,0 +1,182 @@
+package outbox
+
+import (
+	"sync"
+	"time"
+)
+
+// gate shares the global budget (about 30 calls a second for all chats
+// together) among the chat workers. A worker that may call by its chat's
+// own limits asks the gate for a slot; when the budget is short, slots go
+// to the most urgent request first: high priority (answers, approvals) in
+// the order they were queued, then the chat whose visible progress has
+// been stale the longest. A first-come reservation would let 200 chats'
+// progress edits queue an answer behind them, and would refresh the chats
+// in whatever order their workers happened to ask.
+type gate struct {
+	clock Clock
+	win   *window
+	start func() // starts dispatch on a goroutine the outbox waits for
+
+	mu      sync.Mutex
+	seq     uint64
+	waiters []*ticket
+	running bool // a dispatch goroutine is granting slots
+	kick    chan struct{}
+	// sleepUntil is when the dispatcher next looks at the window (zero
+	// while it is not sleeping); tests with a manual clock wait for it.
+	sleepUntil time.Time
+}
+
+// ticket is one worker's request for a global slot.
+type ticket struct {
+	prio    Priority
+	since   time.Time // high: when the op was queued; low: since when the chat's progress is stale
+	seq     uint64
+	granted chan struct{} // closed once the slot is the worker's
+	done    bool          // granted or cancelled
+}
+
+// globalKeep is how many global slots low-priority work leaves free, so
+// that an answer or an approval in any chat finds one at once.
+const globalKeep = 1
+
+func newGate(clock Clock, n int, every time.Duration, start func()) *gate {
+	return &gate{clock: clock, win: newWindow(n, every), start: start, kick: make(chan struct{}, 1)}
+}
+
+func keepFor(p Priority) int {
+	if p == High {
+		return 0
+	}
+	return globalKeep
+}
+
+// better reports whether a goes before b.
+func (a *ticket) better(b *ticket) bool {
+	if a.prio != b.prio {
+		return a.prio > b.prio
+	}
+	if !a.since.Equal(b.since) {
+		return a.since.Before(b.since)
+	}
+	return a.seq < b.seq
+}
+
+// acquire asks for a slot. The returned ticket's granted channel is
+// already closed when a slot was free and nobody waited.
+func (g *gate) acquire(prio Priority, since time.Time) *ticket {
+	t := &ticket{prio: prio, since: since, granted: make(chan struct{})}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.clock.Now()
+	if len(g.waiters) == 0 && g.win.wait(now, keepFor(prio)) == 0 {
+		g.win.add(now)
+		t.done = true
+		close(t.granted)
+		return t
+	}
+	g.seq++
+	t.seq = g.seq
+	g.waiters = append(g.waiters, t)
+	if !g.running {
+		g.running = true
+		g.start()
+	} else {
+		select {
+		case g.kick <- struct{}{}:
+		default:
+		}
+	}
+	return t
+}
+
+// cancel withdraws t. It reports false when t was granted meanwhile: the
+// slot is then the caller's to use (or to waste).
+func (g *gate) cancel(t *ticket) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t.done {
+		select {
+		case <-t.granted:
+			return false
+		default:
+			return true
+		}
+	}
+	t.done = true
+	for i, w := range g.waiters {
+		if w == t {
+			g.waiters = append(g.waiters[:i], g.waiters[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// spare takes a slot for best-effort work (typing) only when nobody waits
+// and at least half the window is free, so typing never costs a message
+// its slot.
+func (g *gate) spare() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.clock.Now()
+	if len(g.waiters) > 0 || g.win.wait(now, max(1, g.win.n/2)) > 0 {
+		return false
+	}
+	g.win.add(now)
+	return true
+}
+
+// grantLocked hands out every slot the window allows, best ticket first,
+// and returns how long until the next one may be granted (ok false: no
+// one waits).
+func (g *gate) grantLocked(now time.Time) (wait time.Duration, ok bool) {
+	for len(g.waiters) > 0 {
+		bi := 0
+		for i, w := range g.waiters {
+			if w.better(g.waiters[bi]) {
+				bi = i
+			}
+		}
+		best := g.waiters[bi]
+		if d := g.win.wait(now, keepFor(best.prio)); d > 0 {
+			return d, true
+		}
+		g.win.add(now)
+		g.waiters = append(g.waiters[:bi], g.waiters[bi+1:]...)
+		best.done = true
+		close(best.granted)
+	}
+	return 0, false
+}
+
+// dispatch grants slots while anyone waits; stop ends it early (the
+// outbox gave up draining, and every waiter is aborting).
+func (g *gate) dispatch(stop <-chan struct{}) {
+	for {
+		g.mu.Lock()
+		now := g.clock.Now()
+		wait, ok := g.grantLocked(now)
+		if !ok {
+			g.running, g.sleepUntil = false, time.Time{}
+			g.mu.Unlock()
+			return
+		}
+		// Registering the timer under the lock makes reading the clock and
+		// starting the timer one step for a test that advances a manual
+		// clock under the same lock.
+		timer := g.clock.After(wait)
+		g.sleepUntil = now.Add(wait)
+		g.mu.Unlock()
+		select {
+		case <-g.kick:
+		case <-timer:
+		case <-stop:
+			g.mu.Lock()
+			g.running, g.sleepUntil = false, time.Time{}
+			g.mu.Unlock()
+			return
+		}
+	}
+}
