@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+
+	"github.com/untether/untether/internal/bridge/outbox"
 )
 
 // maxUpdatesBody bounds a getUpdates response. Telegram returns at most 100
@@ -37,6 +39,10 @@ type pollGuard struct {
 }
 
 func (g pollGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	var sent outbox.CallMark // a long poll sent before an outage proves nothing about it
+	if g.b.out != nil && strings.HasSuffix(req.URL.Path, "/getUpdates") {
+		sent = g.b.out.CallStarted()
+	}
 	resp, err := g.next.RoundTrip(req)
 	if !strings.HasSuffix(req.URL.Path, "/getUpdates") {
 		return resp, err
@@ -45,6 +51,9 @@ func (g pollGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		p.attemptFailed(time.Now()) // Telegram's side; the library reports and retries
 		return resp, err
+	}
+	if g.b.out != nil {
+		g.b.out.Reachable(sent) // Telegram answers: queued answers stop backing off
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxUpdatesBody+1))
 	_ = resp.Body.Close()

@@ -44,6 +44,7 @@ type op struct {
 	// content. The global budget goes to the stalest first.
 	since  time.Time
 	callAt time.Time // when the current attempt was counted in the chat's window
+	mark   CallMark  // when the current attempt was sent, among failures
 
 	plain        bool      // send without parse_mode (after a parse error)
 	asSend       bool      // edit target gone: deliver as a new message
@@ -95,11 +96,14 @@ type chat struct {
 	// sooner than progress edits. Both end early once Telegram is known to
 	// be back (health.go).
 	retryHigh, retryLow time.Time
-	failures            int  // consecutive transport failures
-	cleared             bool // this failure streak's backoff was ended early once
+	failures            int       // consecutive transport failures
+	failMark            uint64    // the failure epoch of the latest one (health.go)
+	clearedAt           time.Time // when a success elsewhere last ended the backoff
 	// inflight is a low-priority op (or typing) whose call runs on its own
-	// goroutine, so that a hanging progress edit never holds up an answer.
+	// goroutine, so that a hanging progress edit never holds up an answer:
+	// high-priority work starts beside it from overtakeAt.
 	inflight     *op
+	overtakeAt   time.Time
 	blockedUntil time.Time // 403 / migration
 	blockErr     error
 	lastTyping   time.Time

@@ -184,9 +184,10 @@ func classify(err error) (class, time.Duration) {
 // on the journal and on having been told about a replacement.
 type effects struct {
 	deferred  []outcome
-	replaced  *op  // an edit delivered as a new message
-	recovered bool // a call succeeded while other chats back off
-	probe     bool // a call failed as if Telegram were down
+	replaced  *op      // an edit delivered as a new message
+	recovered bool     // a call succeeded: other chats may stop backing off
+	mark      CallMark // when that call was sent
+	probe     bool     // a call failed as if Telegram were down
 }
 
 type outcome struct {
@@ -217,7 +218,7 @@ func (fx effects) apply(o *Outbox) {
 		d.op.pending.resolve(d.res, d.err)
 	}
 	if fx.recovered {
-		o.Reachable()
+		o.Reachable(fx.mark)
 	}
 	if fx.probe {
 		o.startProber()
@@ -243,7 +244,7 @@ func (o *Outbox) settle(c *chat, op *op, id MessageID, err error, now time.Time)
 	if err == nil {
 		o.reached(c)
 		fx := o.succeed(c, op, id, false, now)
-		fx.recovered = o.rec.clearable.Load() > 0
+		fx.recovered, fx.mark = true, op.mark
 		return fx
 	}
 	cls, retryAfter := classify(err)
@@ -316,9 +317,7 @@ func (o *Outbox) settle(c *chat, op *op, id MessageID, err error, now time.Time)
 		opEvent(log.Warn(), op).Err(err).Dur("cooldown", o.opt.ForbiddenCooldown).Msg("Telegram chat unavailable; failing its queue")
 		return o.failAll(c, op, verdict)
 	case classTransient:
-		was := c.clearable()
-		c.failures++
-		o.track(c, was)
+		o.failed(c)
 		high, low := o.backoff(c.failures, o.opt.HighBackoffMax), o.backoff(c.failures, o.opt.BackoffMax)
 		c.retryHigh, c.retryLow = now.Add(high), now.Add(low)
 		if !op.callAt.IsZero() {
@@ -352,15 +351,6 @@ func (o *Outbox) backoff(failures int, limit time.Duration) time.Duration {
 	}
 	d = min(d, limit)
 	return d + o.opt.Jitter(d/4)
-}
-
-// reached records that a call of c got an answer from Telegram: its
-// failure streak is over. Called with c.mu held.
-func (o *Outbox) reached(c *chat) {
-	was := c.clearable()
-	c.failures, c.cleared = 0, false
-	c.retryHigh, c.retryLow = time.Time{}, time.Time{}
-	o.track(c, was)
 }
 
 // requeue puts an op that will be retried back at the head of its queue,

@@ -61,6 +61,9 @@ const (
 	DefaultRateLimitJitter   = time.Second
 	DefaultCallTimeout       = 30 * time.Second // a slow call must not freeze a chat (Untether #145)
 	DefaultForbiddenCooldown = 5 * time.Minute
+	// DefaultOvertakeAfter is how long a progress edit may be in flight
+	// before the chat's answers and approvals stop waiting for it.
+	DefaultOvertakeAfter = time.Second
 	// DefaultSplitLimit is the chunk size, in UTF-16 code units, for the
 	// last-resort split of an over-long text. Telegram allows 4096 after
 	// entity parsing; UTF-16 units are the conservative reading.
@@ -96,6 +99,7 @@ type Options struct {
 	ProbeInterval     time.Duration // getMe probes while Telegram seems down
 	RateLimitJitter   time.Duration // upper bound of the jitter added to retry_after
 	CallTimeout       time.Duration // per Telegram request
+	OvertakeAfter     time.Duration // see DefaultOvertakeAfter
 	ForbiddenCooldown time.Duration // how long a 403 chat is failed without calls
 	SplitLimit        int           // see DefaultSplitLimit
 
@@ -137,6 +141,7 @@ func (opt Options) withDefaults() Options {
 	setDur(&opt.ProbeInterval, DefaultProbeInterval)
 	setDur(&opt.RateLimitJitter, DefaultRateLimitJitter)
 	setDur(&opt.CallTimeout, DefaultCallTimeout)
+	setDur(&opt.OvertakeAfter, DefaultOvertakeAfter)
 	setDur(&opt.ForbiddenCooldown, DefaultForbiddenCooldown)
 	setInt(&opt.SplitLimit, DefaultSplitLimit)
 	if opt.Jitter == nil {

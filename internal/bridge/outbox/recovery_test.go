@@ -55,7 +55,7 @@ func TestSuccessEndsEveryBackoffAtOnce(t *testing.T) {
 			return o.Send(bg, ChatKey{Chat: 2}, High, Content{Text: "other chat"}, SendOptions{}).Sent()
 		}},
 		{"getUpdates succeeds (Reachable)", func(o *Outbox) *Pending {
-			o.Reachable()
+			o.Reachable(o.CallStarted())
 			return resolvedPending(Result{}, nil)
 		}},
 	}
@@ -162,17 +162,28 @@ func TestNoProbingWhileTelegramAnswers(t *testing.T) {
 }
 
 func TestHangingProgressEditDoesNotHoldUpTheAnswer(t *testing.T) {
-	o, tg := newTestOutbox(t, newAutoClock(), Options{})
+	clock := newManualClock()
+	o, tg := newTestOutbox(t, clock, Options{})
 	key := ChatKey{Chat: 1}
 	tg.seed(1, 10, "progress 0")
 	progress := o.Adopt(key, 10)
 	tg.holdMethod("editMessageText")
+	t0 := clock.Now()
 	edit := o.Edit(bg, progress, Low, Content{Text: "progress 1"})
 	waitFor(t, "the edit to hang", func() bool { return tg.Started() == 1 })
 	answer := o.Send(bg, key, High, Content{Text: "the answer"}, SendOptions{})
-	_, err := await(t, answer.Sent())
+	// Not beside a call that may still answer normally (a 429 for it would
+	// come too late for the answer)...
+	overtake := t0.Add(DefaultOvertakeAfter)
+	waitFor(t, "the answer to wait for the edit", func() bool { return clock.hasWaiterAt(overtake) })
+	assert.Equal(t, 1, tg.Started())
+	// ...but once the edit counts as hanging, the answer goes beside it.
+	clock.Advance(DefaultOvertakeAfter)
+	res, err := await(t, answer.Sent())
 	require.NoError(t, err, "the answer went out while the edit hung")
 	assert.Equal(t, []string{"the answer"}, texts(tg.Calls()))
+	assert.Equal(t, overtake, tg.Calls()[0].At)
+	assert.Equal(t, MessageID(11), res.MessageID)
 	tg.release()
 	_, err = await(t, edit)
 	require.NoError(t, err)
@@ -257,4 +268,53 @@ func TestNetworkErrorsAreRetriedLike502(t *testing.T) {
 			assert.Len(t, tg.Calls(), 3)
 		})
 	}
+}
+
+// TestOnlyNewerSuccessesEndTheBackoff: a long poll sent before the outage
+// may come back fine in the middle of it; that proves nothing about the
+// failures after it was sent.
+func TestOnlyNewerSuccessesEndTheBackoff(t *testing.T) {
+	clock := newManualClock()
+	o, tg := newTestOutbox(t, clock, Options{})
+	up := failUntilUp(tg)
+	stale := o.CallStarted() // the long poll goes out
+	answer := o.Send(bg, ChatKey{Chat: 1}, High, Content{Text: "the answer"}, SendOptions{})
+	waitFor(t, "the first attempt", func() bool { return len(tg.callsTo(1)) == 1 })
+	retry := tg.callsTo(1)[0].At.Add(o.backoff(1, DefaultHighBackoffMax))
+	waitFor(t, "the worker to wait for its backoff", func() bool { return clock.hasWaiterAt(retry) })
+	o.Reachable(stale) // ...and returns during the outage
+	up()
+	o.Reachable(o.CallStarted()) // the first poll sent after the failure
+	_, err := await(t, answer.Sent())
+	require.NoError(t, err)
+	calls := tg.callsTo(1)
+	require.Len(t, calls, 2, "the stale success triggered no retry into the outage")
+	assert.Equal(t, calls[0].At, calls[1].At)
+}
+
+// TestChatFailingOnItsOwnKeepsItsBackoff: successes in other chats end a
+// chat's backoff at most once per HighBackoffMax, so a chat whose own calls
+// keep failing does not retry at the pace of everyone else's successes.
+func TestChatFailingOnItsOwnKeepsItsBackoff(t *testing.T) {
+	clock := newManualClock()
+	o, tg := newTestOutbox(t, clock, Options{})
+	tg.setScript(func(c call) error {
+		if c.Chat == 1 {
+			return err5xx("sendMessage")
+		}
+		return nil
+	})
+	o.Send(bg, ChatKey{Chat: 1}, High, Content{Text: "stuck"}, SendOptions{})
+	waitFor(t, "the first attempt", func() bool { return len(tg.callsTo(1)) == 1 })
+	for i := range 10 {
+		_, err := await(t, o.Send(bg, ChatKey{Chat: int64(100 + i)}, High, Content{Text: "fine"}, SendOptions{}).Sent())
+		require.NoError(t, err)
+	}
+	// One early retry after the first success elsewhere, then its backoff.
+	waitFor(t, "the early retry", func() bool { return len(tg.callsTo(1)) == 2 })
+	retry := tg.callsTo(1)[1].At.Add(o.backoff(2, DefaultHighBackoffMax))
+	waitFor(t, "the worker to wait for its backoff", func() bool { return clock.hasWaiterAt(retry) })
+	_, err := await(t, o.Send(bg, ChatKey{Chat: 200}, High, Content{Text: "fine"}, SendOptions{}).Sent())
+	require.NoError(t, err)
+	assert.Len(t, tg.callsTo(1), 2)
 }

@@ -12,14 +12,22 @@ const (
 )
 
 // prepare drops what needs no request and says what runs next, and the op
-// it would be (nil for typing). While a low-priority call is in flight only
-// high-priority work may start. Called with c.mu held.
+// it would be (nil for typing). While a low-priority call is in flight,
+// nothing else starts until it is done or counts as hanging
+// (OvertakeAfter); then high-priority work may start beside it. Called with
+// c.mu held.
 func (o *Outbox) prepare(c *chat, now time.Time) (next, *op) {
 	if c.typing != nil && now.Sub(c.typing.at) > o.opt.TypingInterval {
 		c.typing.pending.resolve(Result{Outcome: OutcomeSkipped}, nil)
 		c.typing = nil
 	}
 	if i := o.scan(c, &c.high); i >= 0 {
+		if c.inflight != nil && now.Before(c.overtakeAt) {
+			// Calls of one chat in flight together could meet a 429 for
+			// one of them only after the other went out, so the answer
+			// waits for a progress edit unless that one hangs.
+			return nextNone, nil
+		}
 		return nextHigh, c.high[i]
 	}
 	if c.inflight != nil {
@@ -93,6 +101,10 @@ func (o *Outbox) run(c *chat) {
 		if nx == nextNone {
 			idle := c.empty()
 			settle := o.settleAt(c, now)
+			var overtake time.Time // high work may overtake the call in flight once it hangs
+			if c.inflight != nil && len(c.high) > 0 {
+				overtake = c.overtakeAt
+			}
 			c.mu.Unlock()
 			if idle && (o.closing.Load() || !settle.After(now)) {
 				if o.retire(c) {
@@ -106,8 +118,11 @@ func (o *Outbox) run(c *chat) {
 			default:
 			}
 			var timer <-chan time.Time
-			if idle {
+			switch {
+			case idle:
 				timer = o.clock.After(settle.Sub(now))
+			case !overtake.IsZero():
+				timer = o.clock.After(overtake.Sub(now))
 			} // else: what is queued waits for a message id or for the call in flight; both wake c.
 			if !o.await(c, timer) {
 				return
@@ -167,6 +182,11 @@ func (o *Outbox) run(c *chat) {
 		}
 		c.mu.Lock()
 		at := o.clock.Now()
+		if nx != nextTyping && c.gate(nx == nextHigh).After(at) {
+			// A call that finished meanwhile brought a 429 or a failure.
+			c.mu.Unlock()
+			continue
+		}
 		op := o.take(c, nx, at)
 		if op == nil {
 			c.mu.Unlock()
@@ -176,9 +196,10 @@ func (o *Outbox) run(c *chat) {
 			c.lim.add(at)
 			op.callAt = at
 		}
+		op.mark = o.CallStarted()
 		async := op.prio == Low
 		if async {
-			c.inflight = op
+			c.inflight, c.overtakeAt = op, at.Add(o.opt.OvertakeAfter)
 			o.wg.Add(1) // this worker is counted, so Close never waits on zero meanwhile
 		}
 		c.mu.Unlock()
@@ -225,11 +246,7 @@ func (o *Outbox) retire(c *chat) bool {
 
 // forgetFailures drops a leaving chat from the recovery count. Called with
 // c.mu held.
-func (o *Outbox) forgetFailures(c *chat) {
-	was := c.clearable()
-	c.failures = 0
-	o.track(c, was)
-}
+func (o *Outbox) forgetFailures(c *chat) { o.reached(c) }
 
 // abort ends the worker when Close gave up: everything still queued (and the
 // op that was in flight) is reported as unflushed and fails with ErrClosed.
