@@ -183,8 +183,8 @@ type loadResult struct {
 	rateLimited                  []string // the 429s, described
 }
 
-// outboxCounted are the methods that take a token from the outbox's
-// per-chat bucket; typing (sendChatAction) only takes a global one.
+// outboxCounted are the methods that take a slot of the outbox's per-chat
+// window; typing (sendChatAction) only takes a global one.
 var outboxCounted = map[string]bool{"sendMessage": true, "editMessageText": true, "deleteMessage": true}
 
 type convKey struct {
@@ -200,21 +200,23 @@ type sentCall struct {
 // analyse derives the load figures from the fake Telegram's call log and
 // the fake CLI's step logs.
 //
-// Pacing-excluded latency: the outbox's per-chat and global token buckets
-// (same rates and bursts as its defaults) are replayed over every call
-// Telegram saw before the answer; the answer's latency counts only from
-// when both held a token (or from the result, if later). Time an answer
-// spent behind another call of its own conversation that went out after
-// the result (a progress edit, say) is pacing by that measure too, so those
-// answers are counted separately as behindProgress.
+// Pacing-excluded latency: the outbox's per-chat and global sliding
+// windows (its default sizes; an answer may use every slot) are replayed
+// over every call Telegram saw before the answer; the answer's latency
+// counts only from when both had a free slot (or from the result, if
+// later). Arrival times stand in for the outbox's send times. Time an
+// answer spent behind another call of its own conversation that went out
+// after the result (a progress edit, say) is pacing by that measure too,
+// so those answers are counted separately as behindProgress.
 func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, since time.Time) loadResult {
 	var r loadResult
 	interval, burst := outbox.DefaultPrivateInterval, outbox.DefaultPrivateBurst
 	if group {
 		interval, burst = outbox.DefaultGroupInterval, outbox.DefaultGroupBurst
 	}
-	global := NewRateBucket(float64(outbox.DefaultGlobalRate), outbox.DefaultGlobalBurst)
-	chats := map[tgfake.ChatID]*Bucket{}
+	global := NewWindow(outbox.DefaultGlobalBurst,
+		time.Duration(float64(outbox.DefaultGlobalBurst)/float64(outbox.DefaultGlobalRate)*float64(time.Second)))
+	chats := map[tgfake.ChatID]*Window{}
 	threadOf := map[tgfake.ChatID]map[string]tgfake.ThreadID{}
 	for chat, msgs := range sn.Chats {
 		threadOf[chat] = map[string]tgfake.ThreadID{}
@@ -265,7 +267,7 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 		}
 		chat := chats[c.Chat]
 		if chat == nil {
-			chat = NewBucket(interval, burst)
+			chat = NewWindow(burst, time.Duration(burst)*interval)
 			chats[c.Chat] = chat
 		}
 		at, tag, isFinal := ResultAt(c.Params["text"])
@@ -276,7 +278,7 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 			} else {
 				firstFinal[tag] = c
 				ready := at
-				for _, t := range []time.Time{chat.ReadyAt(at), global.ReadyAt(at)} {
+				for _, t := range []time.Time{chat.ReadyAt(at, 0), global.ReadyAt(at, 0)} {
 					if t.After(ready) {
 						ready = t
 					}

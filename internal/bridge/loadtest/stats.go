@@ -12,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // Percentile returns the p-th percentile (0..100) of xs by the
@@ -125,44 +123,36 @@ func Staleness(log StepLog, renders []Visible) (stale []time.Duration, missing i
 	return stale, missing
 }
 
-// Bucket replays one of the outbox's token buckets (golang.org/x/time/rate,
-// as the outbox uses) over the calls Telegram saw, to estimate when a token
-// was next free.
-type Bucket struct {
-	lim  *rate.Limiter
-	last time.Time
+// Window replays one of the outbox's sliding windows (at most N calls in
+// any span of Per) over the calls Telegram saw, to estimate when the
+// outbox could next have called. Arrival times stand in for the outbox's
+// send times, so it is an estimate within the network delay.
+type Window struct {
+	n     int
+	per   time.Duration
+	times []time.Time // oldest first
 }
 
-// NewBucket is a bucket refilling one token per interval, holding burst.
-func NewBucket(interval time.Duration, burst int) *Bucket {
-	return &Bucket{lim: rate.NewLimiter(rate.Every(interval), burst)}
-}
-
-// NewRateBucket is a bucket refilling perSecond tokens a second.
-func NewRateBucket(perSecond float64, burst int) *Bucket {
-	return &Bucket{lim: rate.NewLimiter(rate.Limit(perSecond), burst)}
-}
+// NewWindow is a window of n calls per span per.
+func NewWindow(n int, per time.Duration) *Window { return &Window{n: n, per: per} }
 
 // Take records a call at t (calls must come in time order).
-func (b *Bucket) Take(t time.Time) {
-	if t.Before(b.last) {
-		t = b.last
-	}
-	b.lim.ReserveN(t, 1)
-	b.last = t
-}
+func (w *Window) Take(t time.Time) { w.times = append(w.times, t) }
 
-// ReadyAt is the earliest time ≥ t at which the bucket holds a token,
-// without taking it.
-func (b *Bucket) ReadyAt(t time.Time) time.Time {
-	if t.Before(b.last) {
-		t = b.last
+// ReadyAt is the earliest time ≥ t at which a call leaving keep of the N
+// slots free fits in the window, without recording it.
+func (w *Window) ReadyAt(t time.Time, keep int) time.Time {
+	allowed := max(w.n-keep, 1)
+	var in []time.Time
+	for _, c := range w.times {
+		if c.After(t.Add(-w.per)) {
+			in = append(in, c)
+		}
 	}
-	tok := b.lim.TokensAt(t)
-	if tok >= 1 {
+	if len(in) < allowed {
 		return t
 	}
-	return t.Add(time.Duration((1 - tok) / float64(b.lim.Limit()) * float64(time.Second)))
+	return in[len(in)-allowed].Add(w.per)
 }
 
 // ProcRSS is the resident set size of pid in bytes (VmRSS).

@@ -94,15 +94,17 @@ func TestStepsShownAndStaleness(t *testing.T) {
 	assert.Equal(t, 1, missing)
 }
 
-func TestBucketReadyAt(t *testing.T) {
+func TestWindowReadyAt(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	b := NewBucket(time.Second, 2)
-	assert.Equal(t, t0, b.ReadyAt(t0), "a fresh bucket is full")
-	b.Take(t0)
-	b.Take(t0)
-	assert.Equal(t, t0.Add(time.Second), b.ReadyAt(t0))
-	assert.Equal(t, t0.Add(time.Second), b.ReadyAt(t0.Add(300*time.Millisecond)))
-	assert.Equal(t, t0.Add(2*time.Second), b.ReadyAt(t0.Add(2*time.Second)))
+	w := NewWindow(3, 3*time.Second)
+	assert.Equal(t, t0, w.ReadyAt(t0, 0), "a fresh window is free")
+	w.Take(t0)
+	w.Take(t0.Add(time.Second))
+	assert.Equal(t, t0.Add(time.Second), w.ReadyAt(t0.Add(time.Second), 0), "one slot left")
+	assert.Equal(t, t0.Add(3*time.Second), w.ReadyAt(t0.Add(time.Second), 1), "a low op leaves it free")
+	w.Take(t0.Add(2 * time.Second))
+	assert.Equal(t, t0.Add(3*time.Second), w.ReadyAt(t0.Add(2*time.Second), 0))
+	assert.Equal(t, t0.Add(5*time.Second), w.ReadyAt(t0.Add(2*time.Second), 2))
 }
 
 func TestProcHelpers(t *testing.T) {
