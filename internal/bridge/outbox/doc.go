@@ -16,19 +16,23 @@
 // which progress edits always leave a slot for high-priority work, and by a
 // global sliding window. When the global budget is short, its slots go to
 // high-priority work first (in the order it was queued), then to the chat
-// whose progress has been stale the longest. High-priority calls run on the
-// chat's worker; a progress edit runs on a goroutine of its own, so that one
-// that hangs until its timeout never holds up the chat's answer.
+// whose progress has been stale the longest. A chat makes one call at a
+// time, except that a progress edit in flight for longer than
+// OvertakeAfter (1 s) counts as hanging: the chat's answers and approvals
+// then go out beside it instead of waiting for its timeout.
 //
 // A 429 pauses only the chat it came from, for retry_after plus jitter, and
 // the same operation is retried afterwards. Network errors and 5xx answers
 // are retried with exponential backoff, capped at 5 s for high-priority
-// work and 30 s for progress edits, until [Outbox.Close] gives up. The
-// first successful call anywhere (in another chat, the bridge's getUpdates
+// work and 30 s for progress edits, until [Outbox.Close] gives up. A
+// successful call anywhere (in another chat, the bridge's getUpdates
 // reported through [Outbox.Reachable], or the outbox's own getMe probe,
-// made every second while calls fail) ends every chat's backoff, so how
-// long Telegram was down does not decide how long answers wait once it is
-// back.
+// made every second while calls fail) ends the backoff of every chat whose
+// failure came before that call was sent, so how long Telegram was down
+// does not decide how long answers wait once it is back. A chat's backoff
+// is ended that way at most once per 5 s, so a chat whose calls fail for
+// reasons of its own keeps backing off.
+//
 // Telegram's 400s are turned into something useful where possible: "not
 // modified" is success, an edit target that is gone becomes a new message, a
 // parse error is resent as plain text, and an over-long text is split.

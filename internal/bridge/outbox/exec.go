@@ -35,7 +35,7 @@ func (o *Outbox) execute(c *chat, op *op) bool {
 // executeAsync performs a low-priority op on its own goroutine (see run).
 func (o *Outbox) executeAsync(c *chat, job *op) {
 	defer o.wg.Done()
-	ctx, cancel := context.WithTimeout(o.runCtx, o.opt.CallTimeout)
+	ctx, cancel := context.WithTimeout(o.runCtx, o.timeoutFor(job))
 	id, err := o.call(ctx, job)
 	cancel()
 	c.mu.Lock()
