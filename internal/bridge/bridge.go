@@ -153,7 +153,10 @@ func (b *Bridge) Run(ctx context.Context) error {
 	lg := b.log
 	oopts.Logger = &lg
 	oopts.OnReplaced = b.messageReplaced
-	b.out = outbox.New(b.bot, oopts)
+	out := outbox.New(b.bot, oopts)
+	b.mu.Lock() // Shutdown may run concurrently when a stop comes during start-up
+	b.out = out
+	b.mu.Unlock()
 
 	b.runCtx = ctx
 	defer b.startUploadPruner(ctx)() // uploads.go
@@ -242,12 +245,15 @@ func (b *Bridge) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		stopErr = b.stopChats(actorsDone)
 	}
-	if b.out == nil {
+	b.mu.Lock()
+	out := b.out
+	b.mu.Unlock()
+	if out == nil {
 		return stopErr
 	}
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushBudget)
 	defer cancel()
-	if err := b.out.Close(flushCtx); err != nil {
+	if err := out.Close(flushCtx); err != nil {
 		return errors.Join(stopErr, fmt.Errorf("flush outbox: %w", err))
 	}
 	return stopErr

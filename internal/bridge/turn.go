@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/untether/untether/internal/bridge/outbox"
@@ -14,7 +15,7 @@ import (
 type turn struct {
 	view        *render.Turn
 	progress    *outbox.Message
-	progressID  state.MessageID
+	live        liveRecord // the progress message's record for reconciliation
 	cancelToken string
 	replyTo     int
 	lastFP      uint64
@@ -76,12 +77,9 @@ func (c *chat) showProgress(t *turn, now time.Time) {
 			Kind: state.LiveProgress, Ref: t.cancelToken, CreatedAt: now}); err != nil {
 			c.log.Error().Err(err).Msg("record live progress message")
 		}
-		c.post(item{fn: func() {
-			t.progressID = id
-			if t.done { // finished before the record landed
-				_ = c.b.store.RemoveLive(c.ctx(), key, id)
-			}
-		}})
+		if t.live.added(id) { // the turn ended before the record landed
+			_ = c.b.store.RemoveLive(c.ctx(), key, id)
+		}
 	}()
 }
 
@@ -144,8 +142,8 @@ func (c *chat) finishProgress(t *turn, failed bool) {
 		html := render.RenderProgressFinal(t.view, c.progressOptions(t, now))
 		c.b.out.Edit(c.ctx(), t.progress, outbox.Low, outbox.Content{Text: html})
 	}
-	if t.progressID != 0 {
-		if err := c.b.store.RemoveLive(c.ctx(), c.key, t.progressID); err != nil {
+	if id := t.live.end(); id != 0 {
+		if err := c.b.store.RemoveLive(c.ctx(), c.key, id); err != nil {
 			c.log.Error().Err(err).Msg("forget live progress message")
 		}
 	}
@@ -270,4 +268,36 @@ func (c *chat) cancelTurn() {
 			c.log.Warn().Err(err).Msg("interrupt")
 		}
 	}()
+}
+
+// liveRecord hands a progress message's live record between the goroutine
+// that writes it (once the message exists) and the actor that ends the
+// turn: whichever comes second removes it. So it is removed exactly once,
+// even when the actor stops (a drain, a second signal) before the record
+// lands, and no stale "interrupted" edit waits for the next start.
+type liveRecord struct {
+	mu    sync.Mutex
+	id    state.MessageID
+	ended bool
+}
+
+// added notes the written record; true means the turn already ended and
+// the caller removes it.
+func (l *liveRecord) added(id state.MessageID) (remove bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return true
+	}
+	l.id = id
+	return false
+}
+
+// end marks the turn over and returns the record to remove, 0 if none
+// landed yet (added then removes it).
+func (l *liveRecord) end() state.MessageID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = true
+	return l.id
 }
