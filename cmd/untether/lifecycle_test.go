@@ -142,9 +142,13 @@ func testDrainDelivers(t *testing.T, stopTimeout string) {
 
 	chat := tgfake.ChatID(alice)
 	in := d.say(alice, "SLOWDRAIN please")
-	d.waitBot(chat, "progress with streamed text", func(m tgfake.Message) bool {
-		return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") && buttonData(m, "Cancel") != ""
+	// The answer streams as a draft (a private chat); the progress message
+	// shows the turn running.
+	d.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+		dr, ok := sn.ShownDraft(chat, 0)
+		return ok && strings.Contains(dr.Text, "slow answer")
 	})
+	d.waitBot(chat, "progress message", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && buttonData(m, "Cancel") != "" })
 	sock.waitFor("STATUS= with the running turn", func(m string) bool {
 		return m == "STATUS=1 chats, 1 running turns, 0 pending approvals"
 	})

@@ -103,7 +103,7 @@ func TestQueuedMessagesSurviveACLICrash(t *testing.T) {
 	chat := tgfake.ChatID(alice)
 	r := newRig(t)
 	in := r.say(chat, alice, "SLOW please")
-	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") })
+	r.streaming(chat, in.ID, "slow answer")
 	queued := r.say(chat, alice, "QUEUED-ONE waits its turn")
 	r.waitBot(chat, "queued note", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "queued") })
 	pid := r.b.ChatPID(state.ChatKey{Chat: state.ChatID(alice)})

@@ -239,9 +239,10 @@ func (r *rig) approvalMessage(chat tgfake.ChatID, contains string) tgfake.Messag
 
 func TestMessageAnsweredWithProgress(t *testing.T) {
 	chat := tgfake.ChatID(alice)
-	r := newRig(t)
-	// A few seconds of streamed answer: long enough to get a progress
-	// message that shows the text as it streams.
+	// Without drafts (fullstack_drafts_test.go has them): a few seconds of
+	// streamed answer, long enough to get a progress message that shows
+	// the text as it streams.
+	r := newRig(t, withConfig(func(c *config.Config) { c.Progress.Drafts = false }))
 	in := r.say(chat, alice, "STEADY please")
 	prog := r.waitBot(chat, "progress with streamed text", func(m tgfake.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "steady words") && buttonData(m, "Cancel") != ""
@@ -359,9 +360,8 @@ func TestCancelMidStreamThenNextMessage(t *testing.T) {
 	_, err := r.claude.API.WaitForModelCalls(ctx, 1)
 	require.NoError(t, err)
 	// Wait for streamed text to show, then press Cancel on the progress message.
-	prog := r.waitBot(chat, "progress with streamed text", func(m tgfake.Message) bool {
-		return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") && buttonData(m, "Cancel") != ""
-	})
+	r.streaming(chat, in.ID, "slow answer")
+	prog := r.waitBot(chat, "progress message", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && buttonData(m, "Cancel") != "" })
 	r.tg.UserPresses(chat, prog.ID, buttonData(prog, "Cancel"))
 	r.waitBot(chat, "stopped notice", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped") })
 	in2 := r.say(chat, alice, "are you still there?")
@@ -369,7 +369,7 @@ func TestCancelMidStreamThenNextMessage(t *testing.T) {
 
 	t.Run("/cancel command", func(t *testing.T) {
 		in3 := r.say(chat, alice, "SLOW again")
-		r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in3.ID && strings.Contains(m.Text, "slow answer") })
+		r.streaming(chat, in3.ID, "slow answer")
 		r.say(chat, alice, "/cancel")
 		r.waitBot(chat, "stopped", func(m tgfake.Message) bool { return m.ReplyTo == in3.ID && strings.Contains(m.Text, "Stopped") })
 	})
@@ -518,7 +518,7 @@ func TestCLIKilledMidTurnThenResume(t *testing.T) {
 	first := r.say(chat, alice, "REMEMBER pineapple")
 	r.finalAnswer(chat, first.ID, "echo: REMEMBER pineapple")
 	in := r.say(chat, alice, "SLOW please")
-	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") })
+	r.streaming(chat, in.ID, "slow answer")
 	pid := r.b.ChatPID(state.ChatKey{Chat: state.ChatID(alice)})
 	require.NotZero(t, pid)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
@@ -651,7 +651,7 @@ func TestQueuedMessageWhileBusy(t *testing.T) {
 	chat := tgfake.ChatID(alice)
 	r := newRig(t)
 	in := r.say(chat, alice, "SLOW please")
-	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") })
+	r.streaming(chat, in.ID, "slow answer")
 	next := r.say(chat, alice, "and then this")
 	r.waitBot(chat, "queued note", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "queued") })
 	r.finalAnswer(chat, in.ID, "slow answer")
@@ -684,7 +684,7 @@ func TestDrainLetsTheTurnFinish(t *testing.T) {
 	chat := tgfake.ChatID(alice)
 	r := newRig(t)
 	in := r.say(chat, alice, "STEADY please")
-	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "steady") })
+	r.streaming(chat, in.ID, "steady")
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -706,7 +706,7 @@ func TestDrainTimeoutInterruptsTheTurn(t *testing.T) {
 	chat := tgfake.ChatID(alice)
 	r := newRig(t)
 	in := r.say(chat, alice, "SLOW please")
-	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") })
+	r.streaming(chat, in.ID, "slow answer")
 	pid := r.b.ChatPID(state.ChatKey{Chat: state.ChatID(alice)})
 	require.NotZero(t, pid)
 	r.drain(time.Second)

@@ -23,8 +23,9 @@ type turn struct {
 	done        bool
 	cancelled   bool
 	stall       stall
-	lastStall   string // the stall line of the latest render
-	scheduled   string // set when a schedule started the turn (schedules.go)
+	lastStall   string      // the stall line of the latest render
+	scheduled   string      // set when a schedule started the turn (schedules.go)
+	draft       draftStream // the answer streamed as a draft (draft.go)
 }
 
 // progressShowAfter is how long a turn runs before it gets a progress
@@ -62,7 +63,7 @@ func (c *chat) showProgress(t *turn, now time.Time) {
 	html, kb := render.RenderProgress(t.view, c.progressOptions(t, now))
 	t.progress = c.b.out.Send(c.ctx(), c.outKey, outbox.Low, outbox.Content{Text: html, Keyboard: kb},
 		outbox.SendOptions{ReplyTo: outbox.MessageID(t.replyTo), Silent: true, Tag: "progress"})
-	t.lastFP, t.lastRender = t.view.Fingerprint(), now
+	t.lastFP, t.lastRender = c.progressFingerprint(t), now
 	// The live record is written as soon as the message exists, off the
 	// actor, so a crash right after the send still leaves a record for the
 	// next start to reconcile; the actor then learns the id.
@@ -85,7 +86,8 @@ func (c *chat) showProgress(t *turn, now time.Time) {
 
 func (c *chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
 	cfg := c.b.Config()
-	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now, Notes: c.progressNotes(t)}
+	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now, Notes: c.progressNotes(t),
+		HideText: c.draftsApply()}
 	if !t.done {
 		o.CancelData = callbackData(btnCancel, t.cancelToken, 0)
 		o.Stall = c.stallNote(t, now)
@@ -104,10 +106,10 @@ func (c *chat) onTick(now time.Time) {
 			}
 		// Re-render on change, and every few seconds anyway so the elapsed
 		// clock moves during a long tool call.
-		case t.view.Fingerprint() != t.lastFP || now.Sub(t.lastRender) >= 5*time.Second || c.stallNote(t, now) != t.lastStall:
+		case c.progressFingerprint(t) != t.lastFP || now.Sub(t.lastRender) >= 5*time.Second || c.stallNote(t, now) != t.lastStall:
 			c.renderProgress(t, now)
 		}
-		if c.b.Config().Progress.Typing && t.view.PendingApprovals() == 0 {
+		if c.b.Config().Progress.Typing && t.view.PendingApprovals() == 0 && !t.draft.live() {
 			c.b.out.Typing(c.ctx(), c.outKey)
 		}
 		c.checkStall(t, now)
@@ -123,13 +125,14 @@ func (c *chat) renderProgress(t *turn, now time.Time) {
 	o := c.progressOptions(t, now)
 	html, kb := render.RenderProgress(t.view, o)
 	c.b.out.Edit(c.ctx(), t.progress, outbox.Low, outbox.Content{Text: html, Keyboard: kb})
-	t.lastFP, t.lastRender, t.lastStall = t.view.Fingerprint(), now, o.Stall
+	t.lastFP, t.lastRender, t.lastStall = c.progressFingerprint(t), now, o.Stall
 }
 
 // finishProgress shows the turn's final state in (or deletes) its progress
 // message and forgets it as live.
 func (c *chat) finishProgress(t *turn, failed bool) {
 	t.done = true
+	c.endDraft(t)
 	c.b.forgetButton(t.cancelToken)
 	c.endStall(t)
 	if t.progress == nil {
@@ -178,6 +181,7 @@ func (c *chat) onEvent(ev runner.Event) {
 	}
 	if c.turn != nil && !c.turn.done {
 		c.turn.view.Apply(ev, now)
+		c.streamText(c.turn, ev, now) // draft.go
 	}
 	if tc, ok := ev.(runner.TurnCompleted); ok {
 		c.onTurnCompleted(tc)
@@ -189,6 +193,7 @@ func (c *chat) onEvent(ev runner.Event) {
 
 func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 	t := c.turn
+	c.endDraft(t) // before the answer is queued
 	replyTo := 0
 	if t != nil {
 		replyTo = t.replyTo

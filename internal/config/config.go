@@ -51,6 +51,7 @@ const (
 	DefaultVerbose          = false
 	DefaultOnFinish         = OnFinishFinalize
 	DefaultTyping           = true
+	DefaultDrafts           = true
 
 	// DefaultMaxUploadMB is Telegram's own limit on files a bot may
 	// download (getFile), so the default refuses nothing Telegram would
@@ -326,6 +327,9 @@ type Progress struct {
 	OnFinish OnFinish `toml:"on_finish"`
 	// Typing sends a typing indicator while a turn runs.
 	Typing bool `toml:"typing"`
+	// Drafts streams the answer in private chats as a Telegram draft, shown
+	// as being typed, instead of in the progress message.
+	Drafts bool `toml:"drafts"`
 	// StallAfter is how long a running turn may go without any output
 	// (tool_progress heartbeats count) before its progress message says so
 	// and names what runs.
@@ -506,6 +510,7 @@ func Default() Config {
 			Verbose:  DefaultVerbose,
 			OnFinish: DefaultOnFinish,
 			Typing:   DefaultTyping,
+			Drafts:   DefaultDrafts,
 		},
 		Files: Files{MaxUploadMB: DefaultMaxUploadMB, Keep: DefaultUploadKeep,
 			OutboxKeep: DefaultOutboxKeep, Deny: DefaultDeny(), ZipDirs: DefaultZipDirs},

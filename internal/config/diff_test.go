@@ -24,6 +24,7 @@ var wantReloadable = map[string]bool{
 	"progress.verbose":            true,
 	"progress.on_finish":          true,
 	"progress.typing":             true,
+	"progress.drafts":             true,
 	"claude.idle_timeout":         true,
 	"claude.approval_timeout":     true,
 	"claude.stop_timeout":         true,

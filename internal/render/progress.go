@@ -28,6 +28,9 @@ type ProgressOptions struct {
 	// Notes are plain-text lines the caller adds to the notes, after Stall
 	// (e.g. "⏰ scheduled").
 	Notes []string
+	// HideText leaves the streamed answer out, for a chat where it is shown
+	// as a draft instead ([RenderDraft]); the message keeps the tool rows.
+	HideText bool
 }
 
 // Layout limits of the progress message, in UTF-16 units.
@@ -96,7 +99,10 @@ func RenderProgress(t *Turn, o ProgressOptions) (string, Keyboard) {
 	// half of it.
 	const sep = 2 // a blank line between sections
 	remaining := SafeChunkLimit - header.n - sectionLen(notes.n, sep) - sectionLen(thinking.n, sep) - sectionLen(footer.n, sep)
-	tail := t.text.String()
+	tail := ""
+	if !o.HideText {
+		tail = t.text.String()
+	}
 	tailWant := 0
 	if strings.TrimSpace(tail) != "" {
 		tailWant = min(UTF16Len(tail), maxTextTail) + sep

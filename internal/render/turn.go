@@ -182,9 +182,10 @@ type Turn struct {
 	rowHead int                  // index of the oldest row
 	rowLen  int
 
-	text     tailBuf
-	textDone bool // the latest text block is complete; a delta starts a new one
-	thinking tailBuf
+	text      tailBuf
+	textDone  bool   // the latest text block is complete; a delta starts a new one
+	textBlock uint64 // counts the text blocks begun, so a new one can be told apart
+	thinking  tailBuf
 
 	retry    runner.APIRetry
 	retrying bool
@@ -216,6 +217,9 @@ type Turn struct {
 	sessNote string
 
 	rev uint64
+	// restRev is rev without the changes that only touched the streamed
+	// text (see [Turn.FingerprintWithoutText]).
+	restRev uint64
 }
 
 // NewTurn returns an empty Turn that started at now, typically when the
@@ -289,6 +293,7 @@ func (t *Turn) row(i int) *ToolRow {
 // Apply folds one runner event into the turn. now is the time the event was
 // received; the Turn has no clock of its own.
 func (t *Turn) Apply(ev runner.Event, now time.Time) {
+	active, retrying := t.active, t.retrying
 	if !t.applyEvent(ev, now) {
 		return
 	}
@@ -297,6 +302,9 @@ func (t *Turn) Apply(ev runner.Event, now time.Time) {
 	}
 	t.LastEventAt = now
 	t.rev++
+	if !onlyText(ev) || t.active != active || t.retrying != retrying {
+		t.restRev++
+	}
 }
 
 // applyEvent does the work of Apply and reports whether anything a render
@@ -307,7 +315,8 @@ func (t *Turn) applyEvent(ev runner.Event, now time.Time) bool {
 		if t.Result != nil || t.Exit != nil {
 			// A Turn reused for the next turn starts over rather than
 			// showing the previous turn's rows as this one's.
-			*t = Turn{StartedAt: now, rev: t.rev, text: tailBuf{b: t.text.b[:0]}, thinking: tailBuf{b: t.thinking.b[:0]}}
+			*t = Turn{StartedAt: now, rev: t.rev, restRev: t.restRev, textBlock: t.textBlock + 1,
+				text: tailBuf{b: t.text.b[:0]}, thinking: tailBuf{b: t.thinking.b[:0]}}
 		}
 		t.SessionID, t.Model, t.Mode = e.SessionID, e.Model, e.PermissionMode
 		if e.Wakeup != "" {
@@ -318,6 +327,9 @@ func (t *Turn) applyEvent(ev runner.Event, now time.Time) bool {
 		if e.ParentToolUseID != "" {
 			return true // a subagent's text is not the answer
 		}
+		if t.textDone {
+			t.textBlock++ // a whole block that was not streamed
+		}
 		t.text.set(e.Text, textTailBytes)
 		t.textDone = true
 	case runner.TextDelta:
@@ -325,6 +337,7 @@ func (t *Turn) applyEvent(ev runner.Event, now time.Time) bool {
 		if t.textDone {
 			t.text.reset()
 			t.textDone = false
+			t.textBlock++
 		}
 		t.text.add(e.Text, textTailBytes)
 	case runner.Thinking:

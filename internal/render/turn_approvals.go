@@ -39,6 +39,7 @@ func (t *Turn) Resolve(id runner.RequestID) bool {
 		if p.RequestID == id {
 			t.pending = append(t.pending[:i], t.pending[i+1:]...)
 			t.rev++
+			t.restRev++
 			return true
 		}
 	}

@@ -95,6 +95,7 @@ func (o *Outbox) call(ctx context.Context, op *op) (MessageID, error) {
 		_, err := o.api.DeleteMessage(ctx, &bot.DeleteMessageParams{ChatID: op.key.Chat, MessageID: int(op.msg.ID())})
 		return 0, err
 	case op.sendsMessage():
+		o.settleDrafts(op.key.Chat)
 		p := &bot.SendMessageParams{
 			ChatID: op.key.Chat, MessageThreadID: thread, Text: text, ParseMode: mode,
 			LinkPreviewOptions: noPreview(), DisableNotification: op.silent, ReplyMarkup: markup,

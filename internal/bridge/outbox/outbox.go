@@ -102,6 +102,7 @@ type Options struct {
 	OvertakeAfter     time.Duration // see DefaultOvertakeAfter
 	ForbiddenCooldown time.Duration // how long a 403 chat is failed without calls
 	SplitLimit        int           // see DefaultSplitLimit
+	Drafts            DraftOptions  // pacing of drafts (draft.go)
 
 	// Jitter returns a random duration in [0, max). Tests make it
 	// deterministic.
@@ -182,6 +183,8 @@ type Outbox struct {
 
 	unflushedMu sync.Mutex
 	unflushed   []UnflushedOp
+
+	drafts draftLanes // draft.go
 
 	stats counters
 }
@@ -389,6 +392,7 @@ func (o *Outbox) Close(ctx context.Context) error {
 	if !o.closing.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
+	o.closeDrafts()
 	// Taking the write locks is also the barrier after which no enqueue
 	// can start a new worker, so wg.Wait below cannot race wg.Add.
 	for _, c := range o.allChats(true) {

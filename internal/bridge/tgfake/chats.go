@@ -24,6 +24,7 @@ type chatState struct {
 	messages map[MessageID]*message
 	order    []MessageID
 	nextID   MessageID
+	drafts   map[ThreadID]Draft // shown now (drafts.go)
 }
 
 type message struct {
@@ -274,6 +275,9 @@ func (c *chatState) store(m *message) *message {
 	c.nextID++
 	c.messages[m.ID] = m
 	c.order = append(c.order, m.ID)
+	if m.FromBot {
+		delete(c.drafts, m.Thread) // the message replaces the draft
+	}
 	return m
 }
 

@@ -245,6 +245,7 @@ func (s *Server) sendChatAction(_ context.Context, p params) (any, *apiError) {
 		return nil, aerr
 	}
 	s.actions = append(s.actions, ChatAction{Chat: c.ID, Thread: th, Action: action, Time: s.now()})
+	delete(c.drafts, th) // drafts.go: a chat action replaces the draft
 	s.bumpLocked()
 	return true, nil
 }
@@ -404,43 +405,6 @@ func mimeByName(name string) string {
 		}
 	}
 	return "application/octet-stream"
-}
-
-// sendMessageDraft streams a partial message to a private chat (Bot API
-// 9.3). The error wording for other chat types is not documented.
-func (s *Server) sendMessageDraft(_ context.Context, p params) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, aerr := s.chatLocked(p)
-	if aerr != nil {
-		return nil, aerr
-	}
-	if c.Type != Private {
-		return nil, badRequest("sendMessageDraft can be used only in private chats")
-	}
-	th, aerr := threadLocked(c, p)
-	if aerr != nil {
-		return nil, aerr
-	}
-	draftID, _, err := p.int64("draft_id")
-	if err != nil || draftID == 0 {
-		return nil, badRequest("draft_id must be a non-zero integer")
-	}
-	text, ents, aerr := s.parsed(p.str("text"), p.str("parse_mode"), p, "entities")
-	switch {
-	case aerr != nil:
-		return nil, aerr
-	case text == "":
-		return nil, badRequest("text must be non-empty")
-	case utf16Len(text) > MaxTextLen:
-		return nil, badRequest("message is too long")
-	}
-	if aerr := s.checkFloodLocked(c, "sendMessageDraft"); aerr != nil {
-		return nil, aerr
-	}
-	s.drafts = append(s.drafts, Draft{Chat: c.ID, Thread: th, DraftID: draftID, Text: text, Entities: ents, Time: s.now()})
-	s.bumpLocked()
-	return true, nil
 }
 
 func (s *Server) setWebhook(_ context.Context, p params) (any, *apiError) {

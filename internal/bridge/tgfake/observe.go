@@ -15,7 +15,8 @@ type Snapshot struct {
 	Calls           []Call
 	CallbackAnswers []CallbackAnswer
 	ChatActions     []ChatAction
-	Drafts          []Draft
+	Drafts          []Draft      // every accepted sendMessageDraft
+	ShownDrafts     []Draft      // what the user sees now, one per chat or topic at most
 	Commands        []BotCommand // default scope, no language
 	// Pending are queued updates not yet confirmed by an offset; HandedOut
 	// lists every update id getUpdates returned, repeats included;
@@ -120,6 +121,7 @@ func (s *Server) snapshotLocked() *Snapshot {
 		CallbackAnswers: append([]CallbackAnswer(nil), s.answers...),
 		ChatActions:     append([]ChatAction(nil), s.actions...),
 		Drafts:          append([]Draft(nil), s.drafts...),
+		ShownDrafts:     s.shownDraftsLocked(),
 		Commands:        append([]BotCommand(nil), s.commands[commandKey{scope: "default"}]...),
 		HandedOut:       append([]UpdateID(nil), s.handedOut...),
 		ConfirmedOffset: s.confirmed,

@@ -1,0 +1,127 @@
+package bridge_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/config"
+)
+
+// streaming waits until the answer to in visibly streams with want in its
+// text: in a draft where drafts apply, in the progress message elsewhere.
+func (r *rig) streaming(chat tgfake.ChatID, in tgfake.MessageID, want string) {
+	r.t.Helper()
+	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+		if d, ok := sn.ShownDraft(chat, 0); ok && strings.Contains(d.Text, want) {
+			return true
+		}
+		for _, m := range sn.BotMessages(chat) {
+			if m.ReplyTo == in && strings.Contains(m.Text, want) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// draftsIn returns the accepted drafts of chat.
+func draftsIn(sn *tgfake.Snapshot, chat tgfake.ChatID) []tgfake.Draft {
+	var out []tgfake.Draft
+	for _, d := range sn.Drafts {
+		if d.Chat == chat {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// In a private chat the answer streams as a draft, the progress message
+// keeps the tool rows, and the answer replaces the draft as a message.
+func TestAnswerStreamsAsADraftInAPrivateChat(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	in := r.say(chat, alice, "STEADY please")
+	r.streaming(chat, in.ID, "steady words")
+	final := r.finalAnswer(chat, in.ID, "steady words")
+
+	sn := r.tg.Snapshot()
+	drafts := draftsIn(sn, chat)
+	require.GreaterOrEqual(t, len(drafts), 2, "the words stream in several drafts")
+	for i, d := range drafts {
+		assert.Equal(t, drafts[0].DraftID, d.DraftID, "one draft id for the reply")
+		assert.True(t, strings.HasPrefix(final.Text, strings.TrimSpace(d.Text)), "draft %d %q is the start of the answer", i, d.Text)
+		if i > 0 {
+			assert.True(t, strings.HasPrefix(d.Text, strings.TrimSpace(drafts[i-1].Text)), "drafts only grow")
+		}
+		assert.False(t, d.Time.After(final.Date), "no draft after the answer (draft %d)", i)
+	}
+	_, shown := sn.ShownDraft(chat, 0)
+	assert.False(t, shown, "the answer replaced the draft")
+	for _, c := range sn.CallsTo(chat) {
+		assert.Less(t, c.Status, 400, "%s failed: %s", c.Method, c.Description)
+		if c.Method == "editMessageText" || c.Method == "sendMessage" && !strings.Contains(c.Params["text"], "⏱") {
+			assert.NotContains(t, c.Params["text"], "steady words", "the progress message does not carry the text (%s)", c.Method)
+		}
+	}
+
+	// Cancelled while drafting: the notice replaces the draft, and the
+	// next reply has a draft id of its own.
+	in2 := r.say(chat, alice, "SLOW please")
+	r.streaming(chat, in2.ID, "slow answer")
+	prog := r.waitBot(chat, "progress message", func(m tgfake.Message) bool { return m.ReplyTo == in2.ID && buttonData(m, "Cancel") != "" })
+	r.tg.UserPresses(chat, prog.ID, buttonData(prog, "Cancel"))
+	stopped := r.waitBot(chat, "stopped notice", func(m tgfake.Message) bool { return m.ReplyTo == in2.ID && strings.Contains(m.Text, "Stopped") })
+	sn = r.tg.Snapshot()
+	second := draftsIn(sn, chat)[len(drafts):]
+	require.NotEmpty(t, second)
+	assert.NotEqual(t, drafts[0].DraftID, second[0].DraftID)
+	for _, d := range second {
+		assert.False(t, d.Time.After(stopped.Date), "no draft after the notice")
+	}
+	_, shown = sn.ShownDraft(chat, 0)
+	assert.False(t, shown)
+}
+
+// In a group the answer streams in progress edits; no draft is attempted.
+func TestGroupStreamsInProgressEdits(t *testing.T) {
+	r := newRig(t, withGroup(config.GroupTriggerAll))
+	r.addTeam()
+	in := r.say(team, alice, "STEADY please")
+	r.waitBot(team, "progress with streamed text", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "steady words") && buttonData(m, "Cancel") != ""
+	})
+	r.finalAnswer(team, in.ID, "steady words")
+	sn := r.tg.Snapshot()
+	assert.Empty(t, sn.CallsOf("sendMessageDraft"), "no draft call in a group")
+}
+
+// A private chat whose Telegram refuses drafts falls back to progress
+// edits for good, without asking again.
+func TestRefusedDraftsFallBackToEdits(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r := newRig(t)
+	stop := r.tg.FailWhen(func(c tgfake.Call) bool { return c.Method == "sendMessageDraft" },
+		tgfake.Fault{Code: http.StatusBadRequest, Description: "Bad Request: TEXTDRAFT_PEER_INVALID"})
+	defer stop()
+	in := r.say(chat, alice, "SLOW please")
+	r.waitBot(chat, "progress with streamed text", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") && buttonData(m, "Cancel") != ""
+	})
+	r.say(chat, alice, "/cancel")
+	r.waitBot(chat, "stopped", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped") })
+	refused := len(r.tg.Snapshot().CallsOf("sendMessageDraft"))
+	assert.Equal(t, 1, refused, "asked once")
+
+	in2 := r.say(chat, alice, "STEADY again")
+	r.waitBot(chat, "progress with streamed text", func(m tgfake.Message) bool {
+		return m.ReplyTo == in2.ID && strings.Contains(m.Text, "steady words")
+	})
+	r.finalAnswer(chat, in2.ID, "steady words")
+	assert.Len(t, r.tg.Snapshot().CallsOf("sendMessageDraft"), refused, "not asked again")
+	assert.Contains(t, r.logs.String(), "Telegram refused a draft")
+}
