@@ -18,6 +18,11 @@
 // supergroup keeps its sessions (migrate.go); decided approvals and turns
 // older than [state] retention are pruned (retention.go).
 //
+// In a private chat the answer streams as a Telegram draft while Claude
+// writes it, and the progress message keeps the tool rows; in groups and
+// forum topics, and where Telegram refuses drafts, the streamed text is the
+// tail of the progress message (draft.go).
+//
 // An approval is answered to the CLI first and recorded in the audit log only
 // then, so the log never claims a decision Claude did not get. AskUserQuestion
 // requests are asked one question after another in one message (toggles and

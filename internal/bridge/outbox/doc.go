@@ -37,6 +37,14 @@
 // modified" is success, an edit target that is gone becomes a new message, a
 // parse error is resent as plain text, and an over-long text is split.
 //
+// Drafts ([Outbox.Draft], Bot API sendMessageDraft, private chats only)
+// stream a reply as it is written. They bypass the chat queues: they spend
+// none of the chat's message budget, are paced per chat on their own (the
+// latest text wins), take a global slot only when one is spare, and a 429
+// pauses only drafts. A sendMessage waits briefly for the call of an ended
+// draft still in flight, so a draft never reappears below the answer that
+// replaced it. A chat whose Telegram refuses a draft gets no more.
+//
 // High-priority sends can be journaled through a [Journal] before their first
 // attempt so that a crash does not lose them; [Outbox.Restore] replays them at
 // startup. Delivery is therefore at least once: a crash between Telegram

@@ -4,7 +4,10 @@
 // shared by user and bot messages, a global update_id counter, long-polled
 // getUpdates with offset confirmation, and the edit, delete and callback rules
 // the bridge has to get right ("message is not modified", keyboard removal on
-// edit, stale callback queries, 4096 UTF-16 units after HTML parsing).
+// edit, stale callback queries, 4096 UTF-16 units after HTML parsing), and
+// drafts (sendMessageDraft) as the user sees them: private chats only, one
+// per chat or topic, the latest, gone once a message or a chat action
+// replaces it or after 30 s ([Server.ShownDraft]).
 //
 // Responses are built from the package's own wire structs, never from
 // go-telegram/bot's models, so a test that decodes them with the real client
