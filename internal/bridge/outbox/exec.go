@@ -65,6 +65,9 @@ func noPreview() *models.LinkPreviewOptions {
 
 // call makes the one Telegram request op stands for.
 func (o *Outbox) call(ctx context.Context, op *op) (MessageID, error) {
+	if op.sendsMessage() {
+		o.settleDrafts(op.key.Chat) // draft.go
+	}
 	if op.media != nil && op.kind == kindSend {
 		return o.callMedia(ctx, op) // media.go
 	}
@@ -95,7 +98,6 @@ func (o *Outbox) call(ctx context.Context, op *op) (MessageID, error) {
 		_, err := o.api.DeleteMessage(ctx, &bot.DeleteMessageParams{ChatID: op.key.Chat, MessageID: int(op.msg.ID())})
 		return 0, err
 	case op.sendsMessage():
-		o.settleDrafts(op.key.Chat)
 		p := &bot.SendMessageParams{
 			ChatID: op.key.Chat, MessageThreadID: thread, Text: text, ParseMode: mode,
 			LinkPreviewOptions: noPreview(), DisableNotification: op.silent, ReplyMarkup: markup,
