@@ -127,6 +127,7 @@ func TestHealthyReportsAWedgedChat(t *testing.T) {
 	chat := tgfake.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t)
+	<-r.ready // chats exist only once the bridge runs
 	release := r.b.BlockChat(key)
 	r.say(chat, alice, "stuck behind a wedged actor")
 	require.Eventually(t, func() bool { return r.b.MailboxLen(key) == 1 }, wait, 10*time.Millisecond)
