@@ -11,9 +11,10 @@ import (
 
 // A turn's answer streams as the model writes it. In a private chat it is
 // a Telegram draft (sendMessageDraft): the chat shows the reply being
-// typed, each text block as its own draft, and the progress message keeps
-// only the tool rows, so a streamed word costs neither an edit nor any of
-// the chat's message budget. Groups and forum topics have no drafts
+// typed, each text block as its own draft, and while a block is drafted the
+// progress message keeps only the tool rows, so a streamed word costs
+// neither an edit nor any of the chat's message budget. A block followed
+// by a tool call returns to the progress message once it is complete. Groups and forum topics have no drafts
 // (Telegram refuses them), nor does a private chat whose Telegram refused
 // one; there the streamed text is the tail of the progress message, and the
 // first edit carrying a block's text goes out at once, not on the next
@@ -41,6 +42,12 @@ func (s *draftStream) end() {
 func (c *chat) draftsApply() bool {
 	return !c.group && c.b.Config().Progress.Drafts && c.b.out.DraftsRefused(c.outKey.Chat) == nil
 }
+
+// drafting reports whether the text block being written is shown as a
+// draft, and so left out of the progress message. Once the block is over
+// (a tool call follows), the progress message shows it again, so what
+// Claude said before its tool calls stays readable while they run.
+func (c *chat) drafting(t *turn) bool { return t.draft.d != nil && c.draftsApply() }
 
 // progressFingerprint is what decides whether the progress message needs an
 // edit: with drafts, streamed text alone does not.

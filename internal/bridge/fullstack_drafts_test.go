@@ -10,6 +10,8 @@ import (
 
 	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/runner/fakeapi"
 )
 
 // streaming waits until the answer to in visibly streams with want in its
@@ -124,4 +126,46 @@ func TestRefusedDraftsFallBackToEdits(t *testing.T) {
 	r.finalAnswer(chat, in2.ID, "steady words")
 	assert.Len(t, r.tg.Snapshot().CallsOf("sendMessageDraft"), refused, "not asked again")
 	assert.Contains(t, r.logs.String(), "Telegram refused a draft")
+}
+
+// What Claude says before a tool call streams as a draft, then stays in the
+// progress message while the tool runs; the answer streams as a new draft.
+func TestNarrationBeforeAToolReturnsToTheProgressMessage(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	yes, no := fakeapi.Bool(true), fakeapi.Bool(false)
+	narrate := fakeapi.Script{Rules: []fakeapi.Rule{
+		{Name: "narrate-after", When: fakeapi.Match{AnyUserContains: "NARRATE", LastIsToolResult: yes},
+			Replies: []fakeapi.Reply{{Content: []fakeapi.Block{fakeapi.TextBlock(strings.Repeat("found nothing ", 20))}, ChunkDelayMs: 150}}},
+		{Name: "narrate", When: fakeapi.Match{PromptContains: "NARRATE", LastIsToolResult: no},
+			Replies: []fakeapi.Reply{{Content: []fakeapi.Block{
+				fakeapi.TextBlock("Let me look for notes first."),
+				fakeapi.ToolUseBlock("Glob", map[string]any{"pattern": "**/*.notes"}),
+			}, ChunkDelayMs: 150}}},
+	}}
+	r := newRig(t, func(r *rig) { r.claude = claudetest.New(r.t, narrate) })
+	in := r.say(chat, alice, "NARRATE please")
+	r.waitBot(chat, "the narration and the tool row in the progress message", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "Let me look for notes first.") && strings.Contains(m.Text, "Glob")
+	})
+	final := r.finalAnswer(chat, in.ID, "found nothing")
+	assert.NotContains(t, final.Text, "Let me look", "the answer is the last text block")
+
+	drafts := draftsIn(r.tg.Snapshot(), chat)
+	var narration, answer []tgfake.Draft
+	for _, d := range drafts {
+		switch {
+		case strings.Contains(d.Text, "Let me look"):
+			narration = append(narration, d)
+		case strings.Contains(d.Text, "found nothing"):
+			answer = append(answer, d)
+		}
+	}
+	require.NotEmpty(t, narration, "the narration streamed as a draft")
+	require.NotEmpty(t, answer, "the answer streamed as a draft")
+	assert.NotEqual(t, narration[0].DraftID, answer[0].DraftID, "each text block is its own draft")
+	for _, c := range r.tg.Snapshot().CallsTo(chat) {
+		if c.Method == "editMessageText" {
+			assert.NotContains(t, c.Params["text"], "found nothing", "the answer being drafted is not in the progress message")
+		}
+	}
 }

@@ -87,7 +87,7 @@ func (c *chat) showProgress(t *turn, now time.Time) {
 func (c *chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
 	cfg := c.b.Config()
 	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now, Notes: c.progressNotes(t),
-		HideText: c.draftsApply()}
+		HideText: c.drafting(t)}
 	if !t.done {
 		o.CancelData = callbackData(btnCancel, t.cancelToken, 0)
 		o.Stall = c.stallNote(t, now)
