@@ -160,6 +160,7 @@ UPDATE approvals SET decision = ?, decided_by = ?, decided_at = ?, note = ?
 WHERE token = ? AND decision = ''`,
 		string(d), by, toNanos(s.orNow(at)), note, token)
 	if err != nil {
+		err = classifyWrite(err)
 		return fmt.Errorf("decide approval %s: %w", token, err)
 	}
 	n, err := res.RowsAffected()

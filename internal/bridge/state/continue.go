@@ -22,6 +22,7 @@ func (s *Store) ContinueApproval(ctx context.Context, token string) (bool, error
 UPDATE approvals SET note = ? WHERE token = ? AND decision = ? AND note <> ?`,
 		noteContinued, token, string(DecisionInterrupted), noteContinued)
 	if err != nil {
+		err = classifyWrite(err)
 		return false, fmt.Errorf("continue approval %s: %w", token, err)
 	}
 	n, err := res.RowsAffected()

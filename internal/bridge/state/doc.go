@@ -14,4 +14,10 @@
 // Writes are serialised in-process and committed before the method returns;
 // reads run concurrently with writes thanks to WAL mode. The package knows
 // nothing about Telegram's API or the CLI beyond the identifiers it stores.
+//
+// A write the storage cannot take (a full disk, a read-only file system)
+// fails with an error wrapping ErrStorage (ErrDiskFull, ErrReadOnly) and
+// leaves the database as it was; the same Store takes writes again once
+// the cause is gone. CheckWritable probes for that, FreeBytes reports the
+// space left, and InjectWriteFault simulates the failure in tests.
 package state

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the cgo-free "sqlite" driver
@@ -50,7 +51,8 @@ type Store struct {
 	// immediately and respects context cancellation while waiting.
 	writeSem chan struct{}
 
-	now func() time.Time
+	now   func() time.Time
+	fault atomic.Pointer[func() error] // InjectWriteFault (health.go)
 }
 
 // Open opens (creating if needed) the state database in dir and brings its
@@ -200,10 +202,14 @@ func classify(err error) error {
 func (s *Store) lockWrite(ctx context.Context) (unlock func(), err error) {
 	select {
 	case s.writeSem <- struct{}{}:
-		return func() { <-s.writeSem }, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("wait for write lock: %w", ctx.Err())
 	}
+	if err := s.injectedFault(); err != nil {
+		<-s.writeSem
+		return nil, err
+	}
+	return func() { <-s.writeSem }, nil
 }
 
 // exec runs one write statement under the write lock. A single statement
@@ -214,7 +220,8 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result
 		return nil, err
 	}
 	defer unlock()
-	return s.db.ExecContext(ctx, query, args...)
+	res, err := s.db.ExecContext(ctx, query, args...)
+	return res, classifyWrite(err)
 }
 
 // tx runs fn in a write transaction under the write lock, committing if fn
@@ -227,14 +234,14 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	defer unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return fmt.Errorf("begin: %w", classifyWrite(err))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return classifyWrite(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", classifyWrite(err))
 	}
 	return nil
 }
