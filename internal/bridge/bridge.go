@@ -52,7 +52,7 @@ type Bridge struct {
 	opts  Options
 	cfg   atomic.Pointer[config.Config]
 	log   zerolog.Logger
-	store *state.Store
+	store *stateWrites // the state store; refused writes are kept (state_writes.go)
 
 	bot         *bot.Bot
 	out         *outbox.Outbox
@@ -80,9 +80,10 @@ func New(opts Options) (*Bridge, error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("new bridge: config and store are required")
 	}
-	b := &Bridge{opts: opts, log: opts.Logger, store: opts.Store,
+	b := &Bridge{opts: opts, log: opts.Logger,
 		chats: map[state.ChatKey]*chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
 		away: newBridgeAway(opts.Clock)}
+	b.store = newStateWrites(opts.Store, b)
 	b.cfg.Store(opts.Config)
 	return b, nil
 }
@@ -101,6 +102,7 @@ func (b *Bridge) Reload(c *config.Config) {
 // turns get until drainCtx ends to finish, queued messages are flushed.
 func (b *Bridge) Run(ctx context.Context) error {
 	cfg := b.Config()
+	b.store.bind(ctx)
 	b.killLeftovers(ctx) // procs.go: before anything spawns
 	offset, err := b.store.LastUpdateID(ctx)
 	if err != nil {
@@ -477,8 +479,9 @@ func (e redactedError) Error() string { return e.msg }
 
 func (e redactedError) Unwrap() error { return e.err }
 
-// journal adapts the state store to the outbox's durability hook.
-type journal struct{ store *state.Store }
+// journal adapts the state store to the outbox's durability hook. A send
+// the store refuses to journal goes out unjournaled (stateWrites).
+type journal struct{ store *stateWrites }
 
 func (j journal) Save(ctx context.Context, key outbox.ChatKey, kind string, payload []byte) (outbox.JournalID, error) {
 	id, err := j.store.EnqueueOutbox(ctx, state.OutboxItem{Key: state.ChatKey{Chat: state.ChatID(key.Chat), Thread: state.ThreadID(key.Thread)},

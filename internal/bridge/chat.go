@@ -143,7 +143,8 @@ func (c *chat) shutdown(ctx context.Context) {
 }
 
 func (c *chat) ctx() context.Context {
-	return c.log.WithContext(context.WithoutCancel(c.b.runCtx))
+	// The key tells a refused state write which chat it puts at risk.
+	return withChatKey(c.log.WithContext(context.WithoutCancel(c.b.runCtx)), c.key)
 }
 
 func (c *chat) run(ctx context.Context) {

@@ -45,4 +45,11 @@
 // prompts and prompts a subscription limit rejected, when due, through the
 // chat's actor like a typed message. Those, and budget days, go by an
 // injectable Clock.
+//
+// A state write the disk refuses (full, read-only) never stops a chat: the
+// bridge writes through stateWrites, which keeps refused writes in order
+// and does them again once the disk takes writes, logs each kind of
+// failure once with the path and the free space, and shows each chat at
+// risk one notice saying what a restart would lose, deleted when all is
+// saved again. Answers go out unjournaled meanwhile.
 package bridge

@@ -1,0 +1,283 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/state"
+)
+
+// When the state store refuses writes (the disk is full, the file system
+// went read-only), the daemon goes on: answers still arrive, since the
+// outbox sends what it could not journal. Each kind of failed write is
+// logged once per episode, with the database path and the free space; each
+// chat it puts at risk gets one notice saying what a restart would lose;
+// the refused writes are kept (state_writes.go) and done again every
+// stateRetryEvery, or at once when another write gets through. When the
+// kept writes are all done the episode ends: the recovery is logged and
+// the notices are deleted.
+
+// stateRetryEvery is how often kept writes are tried again while the
+// storage refuses them: cheap (one small write), and it bounds how long a
+// notice outlives the fault when nothing else writes.
+const stateRetryEvery = time.Second
+
+// faultEpisode is one stretch of refused writes.
+type faultEpisode struct {
+	since  time.Time
+	cause  error                                // the first refusal, for the notices
+	logged map[writeKind]bool                   // kinds logged so far
+	chats  map[state.ChatKey]map[writeKind]bool // chats at risk, and what they risk
+}
+
+// stateNotice is a chat's "could not save state" message. The map holding
+// it is guarded by stateWrites.mu; msg and text are the chat actor's.
+type stateNotice struct {
+	msg  *outbox.Message
+	text string
+}
+
+// failedLocked records a refused write and returns what to do once the
+// lock is released: log the kind the first time, and refresh the notices
+// of the chats it puts at risk.
+func (w *stateWrites) failedLocked(ctx context.Context, op writeOp, err error) (report func()) {
+	ep := w.episode
+	started := ep == nil
+	if started {
+		ep = &faultEpisode{since: time.Now(), cause: err, logged: map[writeKind]bool{}, chats: map[state.ChatKey]map[writeKind]bool{}}
+		w.episode = ep
+	}
+	firstOfKind := !ep.logged[op.kind]
+	ep.logged[op.kind] = true
+	var keys []state.ChatKey
+	switch {
+	case op.key != nil:
+		keys = []state.ChatKey{*op.key}
+	case op.kind == kindProcess:
+		// Nothing a chat's user can act on, and the parent-death signal
+		// stops the CLIs anyway: logged only.
+	default:
+		if k, ok := chatKeyFrom(ctx); ok {
+			keys = []state.ChatKey{k}
+		} else {
+			keys = w.b.busyChats() // offsets and kept messages: whoever has work in flight
+		}
+	}
+	var changed []state.ChatKey
+	for _, k := range keys {
+		kinds := ep.chats[k]
+		if kinds == nil {
+			kinds = map[writeKind]bool{}
+			ep.chats[k] = kinds
+		}
+		if !kinds[op.kind] {
+			kinds[op.kind] = true
+			changed = append(changed, k)
+		}
+	}
+	runCtx := w.ctx
+	return func() {
+		if firstOfKind {
+			w.logRefused(op.kind, err)
+		}
+		if started {
+			go w.retryLoop(runCtx)
+		}
+		for _, k := range changed {
+			w.b.refreshStateNotice(k)
+		}
+	}
+}
+
+func (w *stateWrites) logRefused(kind writeKind, err error) {
+	ev := w.b.log.Error().Err(err).Str("kind", string(kind)).Str("path", w.Path()).Str("at_risk", kind.risk())
+	if free, ferr := w.FreeBytes(); ferr == nil {
+		ev = ev.Uint64("free_bytes", free)
+	} else {
+		ev = ev.AnErr("free_bytes_error", ferr)
+	}
+	ev.Msg("could not save state; answers still go out, and the write is done again once the disk takes it (logged once per kind until then)")
+}
+
+// retrySoon wakes the retry loop: a write just got through.
+func (w *stateWrites) retrySoon() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// retryLoop runs while an episode lasts: it does the kept writes again
+// until they all get through, then ends the episode.
+func (w *stateWrites) retryLoop(ctx context.Context) {
+	tick := time.NewTicker(stateRetryEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-w.kick:
+		}
+		if w.retryKept() {
+			return
+		}
+	}
+}
+
+// retryKept does the kept writes in order; it stops at the first the
+// storage still refuses. When none is left it ends the episode and
+// reports whether it did.
+func (w *stateWrites) retryKept() (recovered bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w.mu.Lock()
+	done := 0
+	for len(w.kept) > 0 {
+		k := w.kept[0]
+		err := k.do(ctx)
+		if errors.Is(err, state.ErrStorage) {
+			w.mu.Unlock()
+			return false
+		}
+		if err != nil {
+			// The world moved on while it waited (an ack of an entry
+			// already gone, an approval decided meanwhile).
+			w.b.log.Debug().Err(err).Str("kind", string(k.op.kind)).Msg("drop a kept state write that no longer applies")
+		}
+		w.kept = w.kept[1:]
+		if w.bySlot[k.op.slot]--; w.bySlot[k.op.slot] <= 0 {
+			delete(w.bySlot, k.op.slot)
+		}
+		done++
+	}
+	ep := w.episode
+	w.episode = nil
+	w.mu.Unlock()
+	if ep == nil {
+		return true
+	}
+	w.b.log.Info().Dur("after", time.Since(ep.since).Round(time.Millisecond)).Int("writes_done_again", done).
+		Strs("kinds", kindNames(ep.logged)).Str("path", w.Path()).Msg("state is saved again")
+	for k := range ep.chats {
+		w.b.refreshStateNotice(k)
+	}
+	return true
+}
+
+// noticeTextLocked is what chat key's notice should say now: "" when no
+// episode puts it at risk.
+func (w *stateWrites) noticeTextLocked(key state.ChatKey) string {
+	ep := w.episode
+	if ep == nil || len(ep.chats[key]) == 0 {
+		return ""
+	}
+	var risks []string
+	for _, k := range slices.Sorted(maps.Keys(ep.chats[key])) {
+		risks = append(risks, k.risk())
+	}
+	return "⚠️ untether could not save state (" + causeText(ep.cause) + "); answers still arrive, but a restart now may lose " +
+		strings.Join(risks, "; ") + ". This notice goes away by itself once saving works again."
+}
+
+func causeText(err error) string {
+	switch {
+	case errors.Is(err, state.ErrDiskFull):
+		return "the disk is full"
+	case errors.Is(err, state.ErrReadOnly):
+		return "the file system is read-only"
+	}
+	return "the disk refuses writes"
+}
+
+// risk says, for a chat's user, what a restart loses while writes of the
+// kind wait.
+func (k writeKind) risk() string {
+	switch k {
+	case kindUpdates:
+		return "which messages were already answered (one could be answered again, or one not yet answered be dropped)"
+	case kindChat:
+		return "which conversation this chat continues"
+	case kindLive:
+		return "the “interrupted” mark on the progress message of a running turn"
+	case kindOutbox:
+		return "answers not delivered yet"
+	case kindApproval:
+		return "the record of approval requests and decisions"
+	case kindTurn:
+		return "the cost and turn counts shown by /status"
+	case kindProcess:
+		return "the list of Claude processes to clean up after a crash"
+	}
+	return string(k)
+}
+
+func kindNames(m map[writeKind]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, string(k))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// busyChats are the chats with a turn or an approval open: a refused
+// write of the update offset puts their messages at risk.
+func (b *Bridge) busyChats() []state.ChatKey {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var keys []state.ChatKey
+	for key, c := range b.chats {
+		if r, p := c.counts(); r+p > 0 {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// refreshStateNotice makes chat key's notice match the episode, on the
+// chat's actor. A chat without an actor has nothing on screen to keep in
+// step, and its next message creates one that shows the notice if needed.
+func (b *Bridge) refreshStateNotice(key state.ChatKey) {
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	if c != nil {
+		c.post(item{fn: c.syncStateNotice})
+	}
+}
+
+// syncStateNotice sends, edits or deletes the chat's state notice so it
+// says what the episode puts at risk, or is gone when nothing is.
+func (c *chat) syncStateNotice() {
+	w := c.b.store
+	w.mu.Lock()
+	want := w.noticeTextLocked(c.key)
+	n := w.notices[c.key]
+	w.mu.Unlock()
+	switch {
+	case n == nil && want == "":
+		return
+	case n == nil:
+		n = &stateNotice{text: want}
+		w.mu.Lock()
+		w.notices[c.key] = n
+		w.mu.Unlock()
+		// Outside the lock: journaling it is itself a state write.
+		n.msg = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: want},
+			outbox.SendOptions{Silent: true, Tag: "state-notice"})
+	case want == "":
+		w.mu.Lock()
+		delete(w.notices, c.key)
+		w.mu.Unlock()
+		c.b.out.Delete(c.ctx(), n.msg, outbox.Low)
+	case want != n.text:
+		n.text = want
+		c.b.out.Edit(c.ctx(), n.msg, outbox.Low, outbox.Content{Text: want})
+	}
+}

@@ -1,0 +1,298 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/state"
+)
+
+// stateWrites is the state store as the bridge writes to it. A write the
+// storage refuses (state.ErrStorage: a full disk, a read-only file system)
+// does not fail the caller: it is kept in memory, in order, and written
+// again once the storage takes writes (state_faults.go runs that), so the
+// chat goes on and nothing is lost unless the daemon stops first. Writes
+// to a slot (one chat's record, one live message, one approval) that has
+// kept writes waiting are kept behind them, so their order holds; a write
+// that replaces what its slot holds (PutChat, SetLastUpdateID, AddLive and
+// RemoveLive) drops the older kept ones instead.
+//
+// Reads, and the writes the bridge makes only at start-up, go straight to
+// the embedded store.
+type stateWrites struct {
+	*state.Store
+	b *Bridge
+
+	mu      sync.Mutex
+	kept    []*keptWrite
+	bySlot  map[string]int // kept writes per slot
+	episode *faultEpisode  // nil while writes work (state_faults.go)
+	notices map[state.ChatKey]*stateNotice
+	ctx     context.Context // bounds the retry loop; set by Run
+	kick    chan struct{}   // a write worked: retry the kept ones now
+}
+
+// writeKind groups writes by what a restart would lose without them; a
+// failure is logged once per kind.
+type writeKind string
+
+const (
+	kindUpdates  writeKind = "updates"  // offset, handled ids, messages kept until handled
+	kindChat     writeKind = "chat"     // session id and settings
+	kindLive     writeKind = "live"     // progress messages to mark after a restart
+	kindOutbox   writeKind = "outbox"   // answers journaled until delivered
+	kindApproval writeKind = "approval" // approval log
+	kindTurn     writeKind = "turn"     // turn statistics
+	kindProcess  writeKind = "process"  // CLI processes to clean up after a crash
+)
+
+// writeOp describes one write for the bookkeeping.
+type writeOp struct {
+	kind writeKind
+	slot string
+	key  *state.ChatKey // the chat it belongs to, when the write names one
+	// replaces: this write makes the slot's older kept writes moot.
+	replaces bool
+	// once: it cannot be kept (its result is needed now); a failure is
+	// reported and a probe is kept in its place, so the episode lasts
+	// until the storage takes writes.
+	once bool
+}
+
+// keptWrite is a refused write waiting to be done again.
+type keptWrite struct {
+	op writeOp
+	do func(context.Context) error
+}
+
+// maxKeptWrites bounds memory on a disk that stays full for days: about
+// one kept write per turn, so this is thousands of turns.
+const maxKeptWrites = 10000
+
+func newStateWrites(s *state.Store, b *Bridge) *stateWrites {
+	return &stateWrites{Store: s, b: b, bySlot: map[string]int{}, notices: map[state.ChatKey]*stateNotice{},
+		ctx: context.Background(), kick: make(chan struct{}, 1)}
+}
+
+// bind sets the context that ends the retry loop (the bridge's run).
+func (w *stateWrites) bind(ctx context.Context) {
+	w.mu.Lock()
+	w.ctx = ctx
+	w.mu.Unlock()
+}
+
+// write runs do for op unless its slot has kept writes waiting (it is kept
+// behind them). A refused write is kept, reported, and reads as done.
+func (w *stateWrites) write(ctx context.Context, op writeOp, do func(context.Context) error) error {
+	w.mu.Lock()
+	if !op.replaces && !op.once && w.bySlot[op.slot] > 0 {
+		w.keepLocked(op, do)
+		w.mu.Unlock()
+		return nil
+	}
+	err := do(ctx)
+	if op.replaces && (err == nil || errors.Is(err, state.ErrStorage)) {
+		w.dropSlotLocked(op.slot)
+	}
+	if err == nil || !errors.Is(err, state.ErrStorage) {
+		inEpisode := w.episode != nil
+		w.mu.Unlock()
+		if err == nil && inEpisode {
+			w.retrySoon()
+		}
+		return err
+	}
+	if op.once {
+		w.keepLocked(writeOp{kind: op.kind, slot: "probe", replaces: true}, w.Store.CheckWritable)
+	} else {
+		w.keepLocked(op, do)
+	}
+	report := w.failedLocked(ctx, op, err)
+	w.mu.Unlock()
+	report()
+	if op.once {
+		return err
+	}
+	return nil
+}
+
+func (w *stateWrites) keepLocked(op writeOp, do func(context.Context) error) {
+	if op.replaces {
+		w.dropSlotLocked(op.slot)
+	}
+	if len(w.kept) >= maxKeptWrites {
+		dropped := w.kept[0]
+		w.kept = w.kept[1:]
+		w.bySlot[dropped.op.slot]--
+		w.b.log.Error().Str("kind", string(dropped.op.kind)).Int("kept", len(w.kept)).
+			Msg("too many state writes wait for the disk; dropping the oldest")
+	}
+	w.kept = append(w.kept, &keptWrite{op: op, do: do})
+	w.bySlot[op.slot]++
+}
+
+func (w *stateWrites) dropSlotLocked(slot string) {
+	if w.bySlot[slot] == 0 {
+		return
+	}
+	kept := w.kept[:0]
+	for _, k := range w.kept {
+		if k.op.slot != slot {
+			kept = append(kept, k)
+		}
+	}
+	clear(w.kept[len(kept):])
+	w.kept = kept
+	delete(w.bySlot, slot)
+}
+
+// The bridge's writes. Each names its kind, its slot and, where it has
+// one, its chat.
+
+func chatSlot(k state.ChatKey) string { return "chat:" + k.String() }
+
+func (w *stateWrites) PutChat(ctx context.Context, c state.Chat) error {
+	return w.write(ctx, writeOp{kind: kindChat, slot: chatSlot(c.Key), key: &c.Key, replaces: true},
+		func(ctx context.Context) error { return w.Store.PutChat(ctx, c) })
+}
+
+func (w *stateWrites) ForgetSession(ctx context.Context, key state.ChatKey) error {
+	return w.write(ctx, writeOp{kind: kindChat, slot: chatSlot(key), key: &key},
+		func(ctx context.Context) error { return w.Store.ForgetSession(ctx, key) })
+}
+
+func (w *stateWrites) MigrateChat(ctx context.Context, from, to state.ChatID) error {
+	key := state.ChatKey{Chat: to}
+	return w.write(ctx, writeOp{kind: kindChat, slot: "migrate", key: &key, once: true},
+		func(ctx context.Context) error { return w.Store.MigrateChat(ctx, from, to) })
+}
+
+func (w *stateWrites) RecordTurn(ctx context.Context, rec state.TurnRecord) error {
+	if rec.StartedAt.IsZero() { // fixed now, not when a kept write is done
+		rec.StartedAt = time.Now().Add(-rec.Duration)
+	}
+	return w.write(ctx, writeOp{kind: kindTurn, slot: fmt.Sprintf("turn:%s:%d", rec.Key, rec.StartedAt.UnixNano()), key: &rec.Key},
+		func(ctx context.Context) error { return w.Store.RecordTurn(ctx, rec) })
+}
+
+func liveSlot(key state.ChatKey, id state.MessageID) string {
+	return "live:" + strconv.FormatInt(int64(key.Chat), 10) + ":" + strconv.Itoa(int(id))
+}
+
+func (w *stateWrites) AddLive(ctx context.Context, m state.LiveMessage) error {
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = time.Now()
+	}
+	return w.write(ctx, writeOp{kind: kindLive, slot: liveSlot(m.Key, m.MessageID), key: &m.Key, replaces: true},
+		func(ctx context.Context) error { return w.Store.AddLive(ctx, m) })
+}
+
+func (w *stateWrites) RemoveLive(ctx context.Context, key state.ChatKey, id state.MessageID) error {
+	return w.write(ctx, writeOp{kind: kindLive, slot: liveSlot(key, id), key: &key, replaces: true},
+		func(ctx context.Context) error { return w.Store.RemoveLive(ctx, key, id) })
+}
+
+func approvalSlot(token string) string { return "approval:" + token }
+
+func (w *stateWrites) PutApproval(ctx context.Context, a state.Approval) error {
+	return w.write(ctx, writeOp{kind: kindApproval, slot: approvalSlot(a.Token), key: &a.Key},
+		func(ctx context.Context) error { return w.Store.PutApproval(ctx, a) })
+}
+
+func (w *stateWrites) SetApprovalMessage(ctx context.Context, token string, id state.MessageID) error {
+	return w.write(ctx, writeOp{kind: kindApproval, slot: approvalSlot(token)},
+		func(ctx context.Context) error { return w.Store.SetApprovalMessage(ctx, token, id) })
+}
+
+func (w *stateWrites) DecideApproval(ctx context.Context, token string, d state.Decision, by state.UserID, at time.Time, note string) error {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return w.write(ctx, writeOp{kind: kindApproval, slot: approvalSlot(token)},
+		func(ctx context.Context) error { return w.Store.DecideApproval(ctx, token, d, by, at, note) })
+}
+
+func (w *stateWrites) ContinueApproval(ctx context.Context, token string) (bool, error) {
+	var ok bool
+	err := w.write(ctx, writeOp{kind: kindApproval, slot: approvalSlot(token), once: true},
+		func(ctx context.Context) (err error) {
+			ok, err = w.Store.ContinueApproval(ctx, token)
+			return err
+		})
+	return ok, err
+}
+
+func (w *stateWrites) SetLastUpdateID(ctx context.Context, id int64) error {
+	return w.write(ctx, writeOp{kind: kindUpdates, slot: "offset", replaces: true},
+		func(ctx context.Context) error { return w.Store.SetLastUpdateID(ctx, id) })
+}
+
+func (w *stateWrites) MarkUpdateHandled(ctx context.Context, id int64) error {
+	return w.write(ctx, writeOp{kind: kindUpdates, slot: "handled:" + strconv.FormatInt(id, 10), replaces: true},
+		func(ctx context.Context) error { return w.Store.MarkUpdateHandled(ctx, id) })
+}
+
+func deferSlot(id int64) string { return "defer:" + strconv.FormatInt(id, 10) }
+
+func (w *stateWrites) DeferUpdate(ctx context.Context, u state.DeferredUpdate) error {
+	return w.write(ctx, writeOp{kind: kindUpdates, slot: deferSlot(u.UpdateID), replaces: true},
+		func(ctx context.Context) error { return w.Store.DeferUpdate(ctx, u) })
+}
+
+func (w *stateWrites) ForgetDeferredUpdate(ctx context.Context, id int64) error {
+	return w.write(ctx, writeOp{kind: kindUpdates, slot: deferSlot(id), replaces: true},
+		func(ctx context.Context) error { return w.Store.ForgetDeferredUpdate(ctx, id) })
+}
+
+// EnqueueOutbox journals a send. A refused one is not kept (the outbox
+// needs its id now): it reads as "not journaled" (id 0, no error), which
+// the outbox handles by sending anyway, unjournaled.
+func (w *stateWrites) EnqueueOutbox(ctx context.Context, it state.OutboxItem) (int64, error) {
+	var id int64
+	err := w.write(ctx, writeOp{kind: kindOutbox, slot: "enqueue", key: &it.Key, once: true},
+		func(ctx context.Context) (err error) {
+			id, err = w.Store.EnqueueOutbox(ctx, it)
+			return err
+		})
+	if errors.Is(err, state.ErrStorage) {
+		return 0, nil
+	}
+	return id, err
+}
+
+func (w *stateWrites) AckOutbox(ctx context.Context, id int64) error {
+	return w.write(ctx, writeOp{kind: kindOutbox, slot: "ack:" + strconv.FormatInt(id, 10), replaces: true},
+		func(ctx context.Context) error { return w.Store.AckOutbox(ctx, id) })
+}
+
+func procSlot(tag string) string { return "proc:" + tag }
+
+func (w *stateWrites) PutCLIProc(ctx context.Context, p state.CLIProc) error {
+	if p.StartedAt.IsZero() {
+		p.StartedAt = time.Now()
+	}
+	return w.write(ctx, writeOp{kind: kindProcess, slot: procSlot(p.Tag), replaces: true},
+		func(ctx context.Context) error { return w.Store.PutCLIProc(ctx, p) })
+}
+
+func (w *stateWrites) DeleteCLIProc(ctx context.Context, tag string) error {
+	return w.write(ctx, writeOp{kind: kindProcess, slot: procSlot(tag), replaces: true},
+		func(ctx context.Context) error { return w.Store.DeleteCLIProc(ctx, tag) })
+}
+
+// chatKeyCtx carries the chat a write is made for (chat.ctx sets it), for
+// writes that name only a token or an id.
+type chatKeyCtx struct{}
+
+func withChatKey(ctx context.Context, key state.ChatKey) context.Context {
+	return context.WithValue(ctx, chatKeyCtx{}, key)
+}
+
+func chatKeyFrom(ctx context.Context) (state.ChatKey, bool) {
+	k, ok := ctx.Value(chatKeyCtx{}).(state.ChatKey)
+	return k, ok
+}
