@@ -73,6 +73,7 @@ type Bridge struct {
 	ignored  ignoreLog      // rate limit of refusal logs (groups.go)
 	conflict conflictStreak // 409s in a row (conflict.go)
 	away     bridgeAway     // usage, budgets, retries after a limit, schedules (away.go)
+	versions cliVersions    // CLI versions seen in turns (world.go)
 }
 
 // New prepares a bridge; Run starts it.

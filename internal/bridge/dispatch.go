@@ -135,6 +135,10 @@ func (c *chat) sendDone(sess *runner.Session, o *outgoing, uuid runner.MessageUU
 		c.reply("✖️ Not sent to Claude: cancelled while it waited.", o.msgID)
 	case o.resend:
 		c.log.Error().Err(err).Msg("re-send a queued message after the CLI stopped")
+		if text, ok := missingText(err); ok { // world.go
+			c.reply(text, o.msgID)
+			break
+		}
 		c.reply(fmt.Sprintf("⚠️ Claude stopped before reading “%s”, and it could not be sent again: %s. Please send it again.",
 			render.EscapeHTML(o.label), render.EscapeHTML(err.Error())), o.msgID)
 	default:
@@ -148,6 +152,9 @@ func (c *chat) sendDone(sess *runner.Session, o *outgoing, uuid runner.MessageUU
 func (c *chat) sendErrorText(err error) string {
 	if ue := (*uploadError)(nil); errors.As(err, &ue) {
 		return ue.userText()
+	}
+	if text, ok := missingText(err); ok { // the CLI or the workdir is gone (world.go)
+		return text
 	}
 	return "⚠️ Could not send your message to Claude: " + render.EscapeHTML(err.Error())
 }

@@ -52,4 +52,9 @@
 // failure once with the path and the free space, and shows each chat at
 // risk one notice saying what a restart would lose, deleted when all is
 // saved again. Answers go out unjournaled meanwhile.
+//
+// A CLI binary or project directory gone at a spawn (runner.MissingError)
+// is explained in the chat, naming the path; the daemon keeps running, the
+// next message looks again, and no directory is ever recreated. A CLI
+// updated in place is noticed by the version its turns report (world.go).
 package bridge

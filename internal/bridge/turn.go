@@ -158,6 +158,7 @@ func (c *chat) onEvent(ev runner.Event) {
 	case runner.MessageLifecycle:
 		c.onLifecycle(e)
 	case runner.TurnStarted:
+		c.b.noteCLIVersion(e.Version) // world.go
 		if c.turn == nil || c.turn.done {
 			c.startTurn(c.userMsgs[c.started])
 		}
