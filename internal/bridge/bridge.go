@@ -256,6 +256,8 @@ func (b *Bridge) Shutdown(ctx context.Context) error {
 	}
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushBudget)
 	defer cancel()
+	b.withdrawStateNotices(flushCtx, out) // state_faults.go
+	defer b.store.saveKept()              // after the flush, which acks journaled sends
 	if err := out.Close(flushCtx); err != nil {
 		return errors.Join(stopErr, fmt.Errorf("flush outbox: %w", err))
 	}

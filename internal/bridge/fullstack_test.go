@@ -90,6 +90,9 @@ type rig struct {
 	mutate func(*config.Config)
 	logs   *lockedBuffer
 	clock  bridge.Clock // nil: the wall clock
+	// opened, when set, sees each store start opens before the bridge
+	// uses it (to inject faults).
+	opened func(*state.Store)
 }
 
 // lockedBuffer collects the logs of every bridge a rig starts (a crashed
@@ -161,6 +164,9 @@ func (r *rig) start() {
 	store, err := state.Open(context.Background(), r.dir)
 	require.NoError(t, err)
 	r.store = store
+	if r.opened != nil {
+		r.opened(store)
+	}
 	cfg := r.config()
 	r.ready = make(chan struct{})
 	ready := r.ready

@@ -35,8 +35,8 @@ type faultEpisode struct {
 	chats  map[state.ChatKey]map[writeKind]bool // chats at risk, and what they risk
 }
 
-// stateNotice is a chat's "could not save state" message. The map holding
-// it is guarded by stateWrites.mu; msg and text are the chat actor's.
+// stateNotice is a chat's "could not save state" message, guarded by
+// stateWrites.mu; only the chat's actor sends, edits and deletes it.
 type stateNotice struct {
 	msg  *outbox.Message
 	text string
@@ -264,20 +264,52 @@ func (c *chat) syncStateNotice() {
 	case n == nil && want == "":
 		return
 	case n == nil:
-		n = &stateNotice{text: want}
-		w.mu.Lock()
-		w.notices[c.key] = n
-		w.mu.Unlock()
 		// Outside the lock: journaling it is itself a state write.
-		n.msg = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: want},
+		msg := c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: want},
 			outbox.SendOptions{Silent: true, Tag: "state-notice"})
+		w.mu.Lock()
+		w.notices[c.key] = &stateNotice{msg: msg, text: want}
+		w.mu.Unlock()
 	case want == "":
 		w.mu.Lock()
 		delete(w.notices, c.key)
 		w.mu.Unlock()
 		c.b.out.Delete(c.ctx(), n.msg, outbox.Low)
 	case want != n.text:
+		w.mu.Lock()
 		n.text = want
+		w.mu.Unlock()
 		c.b.out.Edit(c.ctx(), n.msg, outbox.Low, outbox.Content{Text: want})
 	}
+}
+
+// withdrawStateNotices deletes every state notice when the daemon stops.
+// The next run could not delete them (the disk that refused writes could
+// not record their ids), and shows its own if the fault lasts.
+func (b *Bridge) withdrawStateNotices(ctx context.Context, out *outbox.Outbox) {
+	w := b.store
+	w.mu.Lock()
+	notices := slices.Collect(maps.Values(w.notices))
+	clear(w.notices)
+	w.mu.Unlock()
+	for _, n := range notices {
+		out.Delete(ctx, n.msg, outbox.High)
+	}
+}
+
+// saveKept tries the kept writes a last time when the daemon stops, and
+// logs what is lost if the disk still refuses them.
+func (w *stateWrites) saveKept() {
+	if w.retryKept() {
+		return
+	}
+	w.mu.Lock()
+	n := len(w.kept)
+	kinds := map[writeKind]bool{}
+	for _, k := range w.kept {
+		kinds[k.op.kind] = true
+	}
+	w.mu.Unlock()
+	w.b.log.Error().Int("writes", n).Strs("kinds", kindNames(kinds)).Str("path", w.Path()).
+		Msg("stopping with state writes the disk refused; what they carried is lost")
 }

@@ -48,12 +48,14 @@ func (s *Store) MarkUpdateHandled(ctx context.Context, id int64) error {
 
 // HandledUpdatesAbove returns the ids recorded by MarkUpdateHandled that are
 // greater than offset (the updates a restart must not handle again), and
-// forgets the ones at or below it, which the offset already covers.
+// forgets the ones at or below it, which the offset already covers. On a
+// disk that refuses writes (ErrStorage) they are kept for another time:
+// a daemon must be able to start on a full disk.
 func (s *Store) HandledUpdatesAbove(ctx context.Context, offset int64) ([]int64, error) {
-	if _, err := s.exec(ctx, `DELETE FROM handled_updates WHERE update_id <= ?`, offset); err != nil {
+	if _, err := s.exec(ctx, `DELETE FROM handled_updates WHERE update_id <= ?`, offset); err != nil && !errors.Is(err, ErrStorage) {
 		return nil, fmt.Errorf("prune handled updates: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT update_id FROM handled_updates ORDER BY update_id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT update_id FROM handled_updates WHERE update_id > ? ORDER BY update_id`, offset)
 	if err != nil {
 		return nil, fmt.Errorf("read handled updates: %w", err)
 	}
