@@ -224,7 +224,9 @@ func TestFaultSIGKILLCLI(t *testing.T) {
 	logRecovery(t, "SIGKILL of a CLI (to the notice)", time.Since(killed))
 	next := time.Now()
 	in2 := d.say(alice, "are you back")
-	d.waitBot(chat, "the next answer", func(m tgfake.Message) bool { return isFinal(m, in2.ID) && strings.Contains(m.Text, "echo: are you back") })
+	d.waitBot(chat, "the next answer", func(m tgfake.Message) bool {
+		return isFinal(m, in2.ID) && strings.Contains(m.Text, "echo: are you back")
+	})
 	logRecovery(t, "SIGKILL of a CLI (next message to its answer, new CLI)", time.Since(next))
 	requireSentOnce(t, d.tg, chat)
 	p.signal(syscall.SIGTERM)
@@ -326,8 +328,14 @@ func TestFaultFullDisk(t *testing.T) {
 	p.signal(syscall.SIGTERM)
 	require.Equal(t, exitOK, p.waitExit())
 
-	// What the full disk refused was saved after all.
-	st, err := state.Open(context.Background(), ns.view(d.cfg.StateDir))
+	// What the full disk refused was saved after all. SQLite resolves the
+	// /proc/<pid>/root link to a path outside the namespace, so the test
+	// reads a copy (the daemon closed the database: it is one file).
+	db, err := os.ReadFile(ns.view(filepath.Join(d.cfg.StateDir, state.FileName)))
+	require.NoError(t, err)
+	copied := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(copied, state.FileName), db, 0o600))
+	st, err := state.Open(context.Background(), copied)
 	require.NoError(t, err)
 	defer st.Close()
 	off, err := st.LastUpdateID(context.Background())

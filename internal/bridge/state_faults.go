@@ -274,12 +274,12 @@ func (c *chat) syncStateNotice() {
 		w.mu.Lock()
 		delete(w.notices, c.key)
 		w.mu.Unlock()
-		c.b.out.Delete(c.ctx(), n.msg, outbox.Low)
+		c.b.out.Delete(c.ctx(), n.msg, outbox.High) // the all-clear is news too
 	case want != n.text:
 		w.mu.Lock()
 		n.text = want
 		w.mu.Unlock()
-		c.b.out.Edit(c.ctx(), n.msg, outbox.Low, outbox.Content{Text: want})
+		c.b.out.Edit(c.ctx(), n.msg, outbox.High, outbox.Content{Text: want})
 	}
 }
 
