@@ -55,18 +55,16 @@ func (w *stateWrites) failedLocked(ctx context.Context, op writeOp, err error) (
 	firstOfKind := !ep.logged[op.kind]
 	ep.logged[op.kind] = true
 	var keys []state.ChatKey
-	switch {
-	case op.key != nil:
-		keys = []state.ChatKey{*op.key}
-	case op.kind == kindProcess:
-		// Nothing a chat's user can act on, and the parent-death signal
-		// stops the CLIs anyway: logged only.
-	default:
-		if k, ok := chatKeyFrom(ctx); ok {
-			keys = []state.ChatKey{k}
-		} else {
-			keys = w.b.busyChats() // offsets and kept messages: whoever has work in flight
+	if k, ok := chatKeyFrom(ctx); op.key != nil || ok {
+		if op.key != nil {
+			k = *op.key
 		}
+		keys = []state.ChatKey{k}
+	} else if op.kind == kindUpdates {
+		// The offset and kept messages: whoever has work in flight. Other
+		// writes of no chat (CLI processes, the scheduler's) are logged
+		// only: no chat's user can act on them.
+		keys = w.b.busyChats()
 	}
 	var changed []state.ChatKey
 	for _, k := range keys {
@@ -213,6 +211,10 @@ func (k writeKind) risk() string {
 		return "the cost and turn counts shown by /status"
 	case kindProcess:
 		return "the list of Claude processes to clean up after a crash"
+	case kindSchedule:
+		return "which scheduled prompts and retries already ran (one could run again)"
+	case kindSettings:
+		return "recent changes of settings"
 	}
 	return string(k)
 }

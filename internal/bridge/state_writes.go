@@ -48,6 +48,8 @@ const (
 	kindApproval writeKind = "approval" // approval log
 	kindTurn     writeKind = "turn"     // turn statistics
 	kindProcess  writeKind = "process"  // CLI processes to clean up after a crash
+	kindSchedule writeKind = "schedule" // schedules, retries after a limit, limit windows
+	kindSettings writeKind = "settings" // chat and daemon settings
 )
 
 // writeOp describes one write for the bookkeeping.
@@ -282,6 +284,74 @@ func (w *stateWrites) PutCLIProc(ctx context.Context, p state.CLIProc) error {
 func (w *stateWrites) DeleteCLIProc(ctx context.Context, tag string) error {
 	return w.write(ctx, writeOp{kind: kindProcess, slot: procSlot(tag), replaces: true},
 		func(ctx context.Context) error { return w.Store.DeleteCLIProc(ctx, tag) })
+}
+
+// Writes whose result the caller needs now (a compare-and-set, a new id)
+// are not kept: a refusal is reported (logged once, a notice) and returned,
+// and the caller says so or tries again itself.
+
+func (w *stateWrites) once(ctx context.Context, kind writeKind, do func(context.Context) error) error {
+	return w.write(ctx, writeOp{kind: kind, slot: "once", once: true}, do)
+}
+
+func (w *stateWrites) PutLimitWindows(ctx context.Context, ws []state.LimitWindow) error {
+	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.PutLimitWindows(ctx, ws) })
+}
+
+func (w *stateWrites) PutRetry(ctx context.Context, r state.Retry) error {
+	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.PutRetry(ctx, r) })
+}
+
+func (w *stateWrites) SetRetryMessage(ctx context.Context, token string, id state.MessageID) error {
+	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.SetRetryMessage(ctx, token, id) })
+}
+
+func (w *stateWrites) DecideRetry(ctx context.Context, token string, to state.RetryState, by state.UserID, from ...state.RetryState) (ok bool, err error) {
+	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
+		ok, err = w.Store.DecideRetry(ctx, token, to, by, from...)
+		return err
+	})
+	return ok, err
+}
+
+func (w *stateWrites) AddSchedule(ctx context.Context, sc state.Schedule, max int) (id int64, err error) {
+	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
+		id, err = w.Store.AddSchedule(ctx, sc, max)
+		return err
+	})
+	return id, err
+}
+
+func (w *stateWrites) DeleteSchedule(ctx context.Context, key state.ChatKey, id int64) (ok bool, err error) {
+	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
+		ok, err = w.Store.DeleteSchedule(ctx, key, id)
+		return err
+	})
+	return ok, err
+}
+
+func (w *stateWrites) AdvanceSchedule(ctx context.Context, id int64, due, next, ran time.Time) (ok bool, err error) {
+	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
+		ok, err = w.Store.AdvanceSchedule(ctx, id, due, next, ran)
+		return err
+	})
+	return ok, err
+}
+
+func (w *stateWrites) SyncConfigSchedules(ctx context.Context, entries []state.Schedule) error {
+	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.SyncConfigSchedules(ctx, entries) })
+}
+
+func (w *stateWrites) SetSetting(ctx context.Context, name, value string) error {
+	return w.once(ctx, kindSettings, func(ctx context.Context) error { return w.Store.SetSetting(ctx, name, value) })
+}
+
+func (w *stateWrites) SwapSetting(ctx context.Context, name, value string) (changed bool, err error) {
+	err = w.once(ctx, kindSettings, func(ctx context.Context) (err error) {
+		changed, err = w.Store.SwapSetting(ctx, name, value)
+		return err
+	})
+	return changed, err
 }
 
 // chatKeyCtx carries the chat a write is made for (chat.ctx sets it), for
