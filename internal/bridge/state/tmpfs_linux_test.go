@@ -127,6 +127,19 @@ func TestFullDiskOnRealTmpfs(t *testing.T) {
 	require.NoError(t, err, "reads work on a full disk")
 	assert.Equal(t, "before", c.SessionID, "the failed write changed nothing")
 
+	// A daemon restarted on the full disk opens its state and reads what
+	// a start needs.
+	require.NoError(t, s.Close())
+	s, err = state.Open(ctx, dir)
+	require.NoError(t, err, "the store opens on a full disk")
+	defer s.Close()
+	off, err := s.LastUpdateID(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(10), off)
+	_, err = s.HandledUpdatesAbove(ctx, off)
+	require.NoError(t, err)
+	require.ErrorIs(t, s.CheckWritable(ctx), state.ErrDiskFull, "still full")
+
 	require.NoError(t, os.Remove(filler))
 	require.NoError(t, s.CheckWritable(ctx), "the same store takes writes again")
 	require.NoError(t, s.PutChat(ctx, state.Chat{Key: key, SessionID: "after"}))
@@ -143,7 +156,7 @@ func TestFullDiskOnRealTmpfs(t *testing.T) {
 	c, err = s.GetChat(ctx, key)
 	require.NoError(t, err)
 	assert.Equal(t, "after", c.SessionID)
-	off, err := s.LastUpdateID(ctx)
+	off, err = s.LastUpdateID(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(11), off)
 }
