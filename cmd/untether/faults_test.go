@@ -88,16 +88,14 @@ func testOutage(t *testing.T, name string, f tgfake.Fault, outage time.Duration)
 	chat := tgfake.ChatID(alice)
 
 	in := d.say(alice, "SLOWDRAIN please")
-	d.waitBot(chat, "progress with streamed text", func(m tgfake.Message) bool {
-		return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer")
-	})
+	waitStreaming(d.tg, "slow answer")
 	stop := d.tg.FailWhen(func(tgfake.Call) bool { return true }, f)
-	began := time.Now()
+	began, faulted := time.Now(), callCount(d.tg)
 	// The answer is ready and the bot has tried to send it: from here on
-	// only Telegram holds it back.
+	// only Telegram holds it back. (Every call after the fault fails.)
 	d.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
 		for _, c := range sn.CallsOf("sendMessage") {
-			if !c.OK() && strings.Contains(c.Params["text"], "THE-END") {
+			if c.Seq > faulted && strings.Contains(c.Params["text"], "THE-END") {
 				return true
 			}
 		}
@@ -125,8 +123,21 @@ func testOutage(t *testing.T, name string, f tgfake.Fault, outage time.Duration)
 	require.Equal(t, exitOK, p.waitExit())
 }
 
+// waitStreaming waits until the bot has shown text of a running turn: in
+// a draft (private chats) or its progress message.
+func waitStreaming(tg *tgfake.Server, text string) {
+	tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+		for _, c := range sn.Calls {
+			if (c.Method == "sendMessageDraft" || c.Method == "editMessageText") && c.OK() && strings.Contains(c.Params["text"], text) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // botMethods are the Bot API methods the daemon calls.
-var botMethods = []string{"getMe", "getUpdates", "setMyCommands", "sendMessage", "editMessageText",
+var botMethods = []string{"getMe", "getUpdates", "setMyCommands", "sendMessage", "sendMessageDraft", "editMessageText",
 	"editMessageReplyMarkup", "deleteMessage", "sendChatAction", "answerCallbackQuery", "sendDocument", "getFile"}
 
 // TestFaultSlowTelegram: every Bot API call takes 10 s. A message is still

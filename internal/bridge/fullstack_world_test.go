@@ -85,10 +85,15 @@ func TestCLIUpdatedInPlace(t *testing.T) {
 	install(r, "v1")
 
 	in := r.say(chat, alice, "STEADY please")
-	r.waitBot(chat, "progress with streamed text", func(m tgfake.Message) bool {
-		return m.ReplyTo == in.ID && strings.Contains(m.Text, "steady words")
+	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool { // the turn streams its answer
+		for _, c := range sn.Calls {
+			if (c.Method == "sendMessageDraft" || c.Method == "editMessageText") && c.OK() && strings.Contains(c.Params["text"], "steady words") {
+				return true
+			}
+		}
+		return false
 	})
-	install(r, "v2")
+	install(r, "v2") // while the turn streams
 	in2 := r.say(other, 2000, "quick one")
 	r.finalAnswer(other, in2.ID, "echo: quick one")
 	final := r.finalAnswer(chat, in.ID, "steady words")
