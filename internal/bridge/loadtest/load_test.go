@@ -118,8 +118,10 @@ func runLoad(b *testing.B, sc loadScenario) {
 	tg.EnableFloodControl(tgfake.DefaultFloodLimits())
 	convs := setupConvs(tg, sc)
 	logDir := b.TempDir()
+	dl := newDispatchLog()
 	d := startDaemon(b, tg, daemonOpts{fakeEnv: map[string]string{
-		EnvStepLog: logDir, EnvTools: strconv.Itoa(loadTools), EnvGap: sc.gap.String()}})
+		EnvStepLog: logDir, EnvTools: strconv.Itoa(loadTools), EnvGap: sc.gap.String()},
+		outbox: outbox.Options{Dispatched: dl.record}})
 
 	cpu0, _ := CPUTime()
 	start := time.Now()
@@ -135,7 +137,7 @@ func runLoad(b *testing.B, sc loadScenario) {
 	cpu1, _ := CPUTime()
 	d.stop()
 
-	r := analyse(tg.Snapshot(), turns, logDir, sc.topics > 0, start)
+	r := analyse(tg.Snapshot(), turns, logDir, sc.topics > 0, start, dl)
 	window := last.Sub(start)
 	frames := len(turns) * FramesPerTurn(loadTools)
 	b.ReportMetric(float64(r.n429), "429s")
@@ -150,6 +152,10 @@ func runLoad(b *testing.B, sc loadScenario) {
 	b.ReportMetric(Ms(Percentile(r.final, 99)), "final-p99-ms")
 	b.ReportMetric(Ms(Percentile(r.finalNoPace, 50)), "final-nopace-p50-ms")
 	b.ReportMetric(Ms(Percentile(r.finalNoPace, 99)), "final-nopace-p99-ms")
+	b.ReportMetric(Ms(Percentile(r.toOutbox, 50)), "result-to-outbox-p50-ms")
+	b.ReportMetric(Ms(Percentile(r.toOutbox, 99)), "result-to-outbox-p99-ms")
+	b.ReportMetric(Ms(Percentile(r.inOutbox, 50)), "in-outbox-p50-ms")
+	b.ReportMetric(Ms(Percentile(r.inOutbox, 99)), "in-outbox-p99-ms")
 	b.ReportMetric(Ms(Percentile(r.stale, 50)), "stale-p50-ms")
 	b.ReportMetric(Ms(Percentile(r.stale, 99)), "stale-p99-ms")
 	b.ReportMetric(float64(r.staleMissing), "steps-never-shown")
@@ -178,6 +184,7 @@ type loadResult struct {
 	lost, neverSent, dupFinals   int
 	errorReplies, behindProgress int
 	final, finalNoPace, stale    []time.Duration
+	toOutbox, inOutbox           []time.Duration // answers: result → queued in the outbox → sent
 	staleMissing, progressMsgs   int
 	lastFinal                    time.Time
 	rateLimited                  []string // the 429s, described
@@ -208,7 +215,7 @@ type sentCall struct {
 // answer spent behind another call of its own conversation that went out
 // after the result (a progress edit, say) is pacing by that measure too,
 // so those answers are counted separately as behindProgress.
-func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, since time.Time) loadResult {
+func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, since time.Time, dl *dispatchLog) loadResult {
 	var r loadResult
 	interval, burst := outbox.DefaultPrivateInterval, outbox.DefaultPrivateBurst
 	if group {
@@ -285,6 +292,9 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 				}
 				r.final = append(r.final, c.Time.Sub(at))
 				r.finalNoPace = append(r.finalNoPace, max(0, c.Time.Sub(ready)))
+				if bridge, held, ok := dl.split(tag, at); ok {
+					r.toOutbox, r.inOutbox = append(r.toOutbox, bridge), append(r.inOutbox, held)
+				}
 				if c.Time.After(r.lastFinal) {
 					r.lastFinal = c.Time
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // ChatKey names where a message goes: a chat and, in forum supergroups, a
@@ -183,3 +184,15 @@ func (m *Message) Tag() string { return m.tag }
 // Sent resolves when the initial send finished. For adopted messages it is
 // already resolved.
 func (m *Message) Sent() *Pending { return m.sent }
+
+// Dispatch describes one call as it goes to Telegram (see
+// [Options.Dispatched]).
+type Dispatch struct {
+	Key      ChatKey
+	Kind     string // "send", "edit" or "delete"
+	Priority Priority
+	Tag      string
+	Text     string    // as queued (before any plain-text fallback or split)
+	Queued   time.Time // when the op was first queued (a coalesced edit: its first version)
+	Sent     time.Time // when the call is made
+}

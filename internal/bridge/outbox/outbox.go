@@ -84,6 +84,11 @@ type Options struct {
 	// the bridge can persist the new id. It runs before the edit's Pending
 	// resolves, and must not block for long.
 	OnReplaced func(m *Message, oldID, newID MessageID)
+	// Dispatched, if set, is called just before each send, edit or delete
+	// goes to Telegram (from a worker goroutine, without locks held). It is
+	// for benchmarks, which split an answer's latency into the time before
+	// the outbox had it and the time the outbox held it; it must be fast.
+	Dispatched func(Dispatch)
 
 	PrivateInterval time.Duration // per-chat pacing for chat ids > 0
 	PrivateBurst    int

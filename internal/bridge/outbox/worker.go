@@ -203,6 +203,10 @@ func (o *Outbox) run(c *chat) {
 			o.wg.Add(1) // this worker is counted, so Close never waits on zero meanwhile
 		}
 		c.mu.Unlock()
+		if o.opt.Dispatched != nil && op.kind != kindTyping {
+			o.opt.Dispatched(Dispatch{Key: op.key, Kind: op.kind.String(), Priority: op.prio,
+				Tag: op.tagOf(), Text: op.text, Queued: op.since, Sent: at})
+		}
 		if async {
 			go o.executeAsync(c, op)
 			continue
