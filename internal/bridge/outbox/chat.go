@@ -57,6 +57,11 @@ type op struct {
 	hashed bool
 
 	media []MediaFile // a media send's files (media.go); nil for text
+
+	// merged is an edit made while this send still waited in its queue:
+	// the send went out with the edit's content instead (one call, not
+	// two), and the edit resolves with the send.
+	merged *Pending
 }
 
 var hashSeed = maphash.MakeSeed()
@@ -73,6 +78,25 @@ func (op *op) contentHash() uint64 {
 		op.hash, op.hashed = h.Sum64(), true
 	}
 	return op.hash
+}
+
+// mergeable reports whether op is a send still free to take another
+// content: not journaled (the journal holds what a replay would send), no
+// media, not split or turned to plain text after an error.
+func (op *op) mergeable() bool {
+	return op.kind == kindSend && op.journal == 0 && op.media == nil && op.chunks == nil && !op.plain
+}
+
+// settleMerged resolves the edit merged into a send as the send turned out.
+func (op *op) settleMerged(res Result, err error) {
+	switch p := op.merged; {
+	case p == nil:
+	case err != nil:
+		p.resolve(Result{}, &UnsentError{Err: err})
+	default:
+		p.resolve(Result{MessageID: res.MessageID, Outcome: OutcomeEdited}, nil)
+	}
+	op.merged = nil
 }
 
 // sendsMessage reports whether executing op calls sendMessage.

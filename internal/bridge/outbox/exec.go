@@ -201,6 +201,7 @@ type outcome struct {
 
 // finish resolves op now, or after the effects when they concern it.
 func (fx *effects) finish(op *op, res Result, err error) {
+	op.settleMerged(res, err) // merged ops are never journaled
 	if op.journal != 0 || op == fx.replaced {
 		fx.deferred = append(fx.deferred, outcome{op: op, res: res, err: err})
 		return
@@ -382,6 +383,9 @@ func (o *Outbox) requeue(c *chat, op *op) {
 			m.pendingEdit = op
 		}
 	}
+	if op.kind == kindSend && op.chunk == 0 && op.msg != nil {
+		op.msg.queuedSend = op
+	}
 	c.pushFront(op)
 }
 
@@ -462,6 +466,9 @@ func (o *Outbox) failAll(c *chat, cur *op, verdict error) effects {
 			}
 			if x.msg.pendingEdit == x {
 				x.msg.pendingEdit = nil
+			}
+			if x.msg.queuedSend == x {
+				x.msg.queuedSend = nil
 			}
 		}
 		fx.finish(x, Result{}, verdict)

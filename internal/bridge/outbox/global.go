@@ -17,6 +17,14 @@ type gate struct {
 	clock Clock
 	win   *window
 	start func() // starts dispatch on a goroutine the outbox waits for
+	// Once the window is half full, low-priority grants are spread at
+	// least lowGap apart (the window's average rate): Telegram counts calls
+	// when they arrive, and a burst of calls sent at once arrives spread
+	// out by the machine's load, so a burst sent right after the window
+	// reopened can land in the same second as the one before.
+	// High-priority work may still burst.
+	lowGap  time.Duration
+	lastLow time.Time
 
 	mu      sync.Mutex
 	seq     uint64
@@ -42,7 +50,7 @@ type ticket struct {
 const globalKeep = 1
 
 func newGate(clock Clock, n int, every time.Duration, start func()) *gate {
-	return &gate{clock: clock, win: newWindow(n, every), start: start, kick: make(chan struct{}, 1)}
+	return &gate{clock: clock, win: newWindow(n, every), start: start, kick: make(chan struct{}, 1), lowGap: every}
 }
 
 func keepFor(p Priority) int {
@@ -70,8 +78,8 @@ func (g *gate) acquire(prio Priority, since time.Time) *ticket {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.clock.Now()
-	if len(g.waiters) == 0 && g.win.wait(now, keepFor(prio)) == 0 {
-		g.win.add(now)
+	if len(g.waiters) == 0 && g.waitFor(prio, now) == 0 {
+		g.take(prio, now)
 		t.done = true
 		close(t.granted)
 		return t
@@ -114,6 +122,24 @@ func (g *gate) cancel(t *ticket) bool {
 	return true
 }
 
+// waitFor is how long until a call of priority p may go. Called with g.mu
+// held.
+func (g *gate) waitFor(p Priority, now time.Time) time.Duration {
+	d := g.win.wait(now, keepFor(p))
+	if p == Low && !g.lastLow.IsZero() && len(g.win.times) >= g.win.n/2 { // wait pruned the window
+		d = max(d, g.lastLow.Add(g.lowGap).Sub(now))
+	}
+	return d
+}
+
+// take counts a granted call. Called with g.mu held.
+func (g *gate) take(p Priority, now time.Time) {
+	g.win.add(now)
+	if p == Low {
+		g.lastLow = now
+	}
+}
+
 // spare takes a slot for best-effort work (typing) only when nobody waits
 // and at least half the window is free, so typing never costs a message
 // its slot.
@@ -140,10 +166,10 @@ func (g *gate) grantLocked(now time.Time) (wait time.Duration, ok bool) {
 			}
 		}
 		best := g.waiters[bi]
-		if d := g.win.wait(now, keepFor(best.prio)); d > 0 {
+		if d := g.waitFor(best.prio, now); d > 0 {
 			return d, true
 		}
-		g.win.add(now)
+		g.take(best.prio, now)
 		g.waiters = append(g.waiters[:bi], g.waiters[bi+1:]...)
 		best.done = true
 		close(best.granted)

@@ -164,6 +164,7 @@ type Message struct {
 	// key.Chat. Only one worker per chat exists at a time, and a worker only
 	// retires when nothing refers to its queues, so the handle outlives it.
 	pendingEdit  *op    // queued edit new edits coalesce into
+	queuedSend   *op    // the message's send while it waits in a queue (not yet taken)
 	shown        uint64 // content hash of what the message displays
 	hasShown     bool
 	unsent       error // the send failed permanently
@@ -182,7 +183,8 @@ func (m *Message) ID() MessageID { return MessageID(m.id.Load()) }
 func (m *Message) Tag() string { return m.tag }
 
 // Sent resolves when the initial send finished. For adopted messages it is
-// already resolved.
+// already resolved. A message deleted before its send went out is never
+// sent: Sent then fails with ErrDeleted.
 func (m *Message) Sent() *Pending { return m.sent }
 
 // Dispatch describes one call as it goes to Telegram (see

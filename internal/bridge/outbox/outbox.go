@@ -104,7 +104,7 @@ type Options struct {
 	ProbeInterval     time.Duration // getMe probes while Telegram seems down
 	RateLimitJitter   time.Duration // upper bound of the jitter added to retry_after
 	CallTimeout       time.Duration // per Telegram request
-	OvertakeAfter     time.Duration // see DefaultOvertakeAfter
+	OvertakeAfter     time.Duration // see DefaultOvertakeAfter; < 0: never
 	ForbiddenCooldown time.Duration // how long a 403 chat is failed without calls
 	SplitLimit        int           // see DefaultSplitLimit
 	Drafts            DraftOptions  // pacing of drafts (draft.go)
@@ -147,7 +147,9 @@ func (opt Options) withDefaults() Options {
 	setDur(&opt.ProbeInterval, DefaultProbeInterval)
 	setDur(&opt.RateLimitJitter, DefaultRateLimitJitter)
 	setDur(&opt.CallTimeout, DefaultCallTimeout)
-	setDur(&opt.OvertakeAfter, DefaultOvertakeAfter)
+	if opt.OvertakeAfter == 0 {
+		opt.OvertakeAfter = DefaultOvertakeAfter
+	}
 	setDur(&opt.ForbiddenCooldown, DefaultForbiddenCooldown)
 	setInt(&opt.SplitLimit, DefaultSplitLimit)
 	if opt.Jitter == nil {
@@ -285,6 +287,22 @@ func (o *Outbox) Edit(ctx context.Context, m *Message, prio Priority, c Content)
 		return resolvedPending(Result{}, &UnsentError{Err: m.unsent})
 	}
 	p := newPending()
+	if s := m.queuedSend; s != nil && s.mergeable() {
+		// Not sent yet: it goes out showing this content, one call
+		// instead of a send and an edit.
+		if s.merged != nil {
+			s.merged.resolve(Result{Outcome: OutcomeSuperseded}, nil)
+		}
+		s.text, s.kb, s.hashed, s.merged = c.Text, kb, false, p
+		o.stats.coalesced.Add(1)
+		if prio > s.prio {
+			ch.remove(s)
+			s.prio = prio
+			ch.push(s, o.clock.Now())
+		}
+		ch.signal()
+		return p
+	}
 	if e := m.pendingEdit; e != nil {
 		e.pending.resolve(Result{Outcome: OutcomeSuperseded}, nil)
 		o.stats.coalesced.Add(1)
@@ -321,6 +339,17 @@ func (o *Outbox) Delete(ctx context.Context, m *Message, prio Priority) *Pending
 		return resolvedPending(Result{Outcome: OutcomeDeleted}, nil)
 	case m.unsent != nil:
 		return resolvedPending(Result{}, &UnsentError{Err: m.unsent})
+	}
+	if s := m.queuedSend; s != nil && s.journal == 0 && s.media == nil {
+		// Deleted before it went out: neither call is made.
+		ch.remove(s)
+		m.queuedSend, m.deleted = nil, true
+		if s.merged != nil {
+			s.merged.resolve(Result{Outcome: OutcomeSuperseded}, nil)
+		}
+		s.pending.resolve(Result{}, ErrDeleted)
+		o.stats.dropped.Add(1)
+		return resolvedPending(Result{Outcome: OutcomeDeleted}, nil)
 	}
 	if e := m.pendingEdit; e != nil {
 		e.pending.resolve(Result{Outcome: OutcomeSuperseded}, nil)
@@ -438,7 +467,8 @@ type Stats struct {
 	Replaced    uint64 // edits delivered as new messages
 	Deleted     uint64
 	ChatActions uint64
-	Coalesced   uint64 // edits superseded by a newer edit before sending
+	Coalesced   uint64 // edits superseded by a newer edit, or merged into their message's queued send
+	Dropped     uint64 // sends never made: the message was deleted before it went out
 	Unchanged   uint64 // edits skipped as identical or "not modified"
 	RateLimited uint64 // 429 answers
 	Retries     uint64 // transport/5xx failures that were retried
@@ -454,6 +484,7 @@ type counters struct {
 	sent, edited, replaced, deleted, chatActions atomic.Uint64
 	coalesced, unchanged, rateLimited, retries   atomic.Uint64
 	plainText, splits, failed, journalErrs       atomic.Uint64
+	dropped                                      atomic.Uint64
 }
 
 // Stats returns the counters and current queue sizes.
@@ -464,7 +495,7 @@ func (o *Outbox) Stats() Stats {
 		Coalesced: o.stats.coalesced.Load(), Unchanged: o.stats.unchanged.Load(),
 		RateLimited: o.stats.rateLimited.Load(), Retries: o.stats.retries.Load(),
 		PlainText: o.stats.plainText.Load(), Splits: o.stats.splits.Load(),
-		Failed: o.stats.failed.Load(), JournalErrs: o.stats.journalErrs.Load(),
+		Failed: o.stats.failed.Load(), JournalErrs: o.stats.journalErrs.Load(), Dropped: o.stats.dropped.Load(),
 	}
 	for i := range o.shards {
 		sh := &o.shards[i]
@@ -584,6 +615,9 @@ func (o *Outbox) enqueue(op *op) {
 		err = c.blocked(o.clock.Now())
 		if err == nil {
 			c.push(op, o.clock.Now())
+			if op.kind == kindSend && op.msg != nil {
+				op.msg.queuedSend = op
+			}
 			c.signal()
 		}
 		c.mu.Unlock()

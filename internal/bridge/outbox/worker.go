@@ -22,7 +22,7 @@ func (o *Outbox) prepare(c *chat, now time.Time) (next, *op) {
 		c.typing = nil
 	}
 	if i := o.scan(c, &c.high); i >= 0 {
-		if c.inflight != nil && now.Before(c.overtakeAt) {
+		if c.inflight != nil && (o.opt.OvertakeAfter < 0 || now.Before(c.overtakeAt)) {
 			// Calls of one chat in flight together could meet a 429 for
 			// one of them only after the other went out, so the answer
 			// waits for a progress edit unless that one hangs.
@@ -65,6 +65,9 @@ func (o *Outbox) take(c *chat, want next, now time.Time) *op {
 	if op.msg != nil && op.msg.pendingEdit == op {
 		op.msg.pendingEdit = nil
 	}
+	if op.msg != nil && op.msg.queuedSend == op {
+		op.msg.queuedSend = nil
+	}
 	return op
 }
 
@@ -102,7 +105,7 @@ func (o *Outbox) run(c *chat) {
 			idle := c.empty()
 			settle := o.settleAt(c, now)
 			var overtake time.Time // high work may overtake the call in flight once it hangs
-			if c.inflight != nil && len(c.high) > 0 {
+			if c.inflight != nil && len(c.high) > 0 && o.opt.OvertakeAfter >= 0 {
 				overtake = c.overtakeAt
 			}
 			c.mu.Unlock()
@@ -290,6 +293,7 @@ func (o *Outbox) unflush(ops []*op) {
 	}
 	o.unflushedMu.Unlock()
 	for _, op := range ops {
+		op.settleMerged(Result{}, ErrClosed)
 		op.pending.resolve(Result{}, ErrClosed)
 	}
 }
