@@ -34,13 +34,14 @@ func (l *dispatchLog) record(d outbox.Dispatch) {
 }
 
 // split returns, for the answer tagged tag whose result was written at
-// at, the time until the outbox had it and the time the outbox held it.
-func (l *dispatchLog) split(tag string, at time.Time) (bridge, held time.Duration, ok bool) {
+// at, the time until the outbox had it, the time the outbox held it, and
+// when it was sent.
+func (l *dispatchLog) split(tag string, at time.Time) (bridge, held time.Duration, sent time.Time, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d, ok := l.first[tag]
 	if !ok {
-		return 0, 0, false
+		return 0, 0, time.Time{}, false
 	}
-	return d.Queued.Sub(at), d.Sent.Sub(d.Queued), true
+	return d.Queued.Sub(at), d.Sent.Sub(d.Queued), d.Sent, true
 }

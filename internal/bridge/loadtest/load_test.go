@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/config"
 )
 
 // conv is one conversation: a private chat, or a topic of a forum.
@@ -36,6 +38,7 @@ type loadScenario struct {
 	chats  int           // private chats
 	topics int           // or: topics of one forum supergroup
 	gap    time.Duration // pause before each tool event; 0 is full speed
+	live   int           // max_live_processes; 0: the default (16)
 }
 
 const loadTools = 200
@@ -61,6 +64,10 @@ func BenchmarkLoad(b *testing.B) {
 		// The same 200 events spread over 10 s, so progress edits and their
 		// staleness are measured while a turn runs, not only at its end.
 		{name: "private-10-paced-50ms", chats: 10, gap: 50 * time.Millisecond},
+		// 200 chats with a CLI each: no chat waits for a slot, so the
+		// Telegram budget goes to progress and answers only (with 16
+		// live CLIs, most of it goes to "waiting for a slot" notices).
+		{name: "private-200-all-live", chats: 200, live: 200},
 	} {
 		b.Run(sc.name, func(b *testing.B) { runLoad(b, sc) })
 	}
@@ -121,7 +128,12 @@ func runLoad(b *testing.B, sc loadScenario) {
 	dl := newDispatchLog()
 	d := startDaemon(b, tg, daemonOpts{fakeEnv: map[string]string{
 		EnvStepLog: logDir, EnvTools: strconv.Itoa(loadTools), EnvGap: sc.gap.String()},
-		outbox: outbox.Options{Dispatched: dl.record}})
+		outbox: outbox.Options{Dispatched: dl.record},
+		mutate: func(c *config.Config) {
+			if sc.live > 0 {
+				c.Claude.MaxLiveProcesses = sc.live
+			}
+		}})
 
 	cpu0, _ := CPUTime()
 	start := time.Now()
@@ -156,6 +168,8 @@ func runLoad(b *testing.B, sc loadScenario) {
 	b.ReportMetric(Ms(Percentile(r.toOutbox, 99)), "result-to-outbox-p99-ms")
 	b.ReportMetric(Ms(Percentile(r.inOutbox, 50)), "in-outbox-p50-ms")
 	b.ReportMetric(Ms(Percentile(r.inOutbox, 99)), "in-outbox-p99-ms")
+	b.ReportMetric(Ms(Percentile(r.transit, 50)), "sent-to-arrival-p50-ms")
+	b.ReportMetric(Ms(Percentile(r.transit, 99)), "sent-to-arrival-p99-ms")
 	b.ReportMetric(Ms(Percentile(r.stale, 50)), "stale-p50-ms")
 	b.ReportMetric(Ms(Percentile(r.stale, 99)), "stale-p99-ms")
 	b.ReportMetric(float64(r.staleMissing), "steps-never-shown")
@@ -167,6 +181,7 @@ func runLoad(b *testing.B, sc loadScenario) {
 		sc.name, len(turns), r.calls, r.edits, r.n429, Percentile(r.final, 50), Percentile(r.final, 99),
 		Percentile(r.finalNoPace, 50), Percentile(r.finalNoPace, 99), Percentile(r.stale, 50), Percentile(r.stale, 99),
 		r.lastFinal.Sub(start).Round(time.Millisecond), window.Round(time.Millisecond))
+	b.Logf("%s: calls by method: %v", sc.name, r.byMethod)
 	for i, d := range r.rateLimited {
 		if i == 5 {
 			b.Logf("… %d more 429s", len(r.rateLimited)-5)
@@ -184,10 +199,11 @@ type loadResult struct {
 	lost, neverSent, dupFinals   int
 	errorReplies, behindProgress int
 	final, finalNoPace, stale    []time.Duration
-	toOutbox, inOutbox           []time.Duration // answers: result → queued in the outbox → sent
+	toOutbox, inOutbox, transit  []time.Duration // answers: result → queued in the outbox → sent → arrived
 	staleMissing, progressMsgs   int
 	lastFinal                    time.Time
 	rateLimited                  []string // the 429s, described
+	byMethod                     map[string]int
 }
 
 // outboxCounted are the methods that take a slot of the outbox's per-chat
@@ -240,6 +256,7 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 	}
 	convCalls := map[convKey][]sentCall{}
 	recent := map[tgfake.ChatID][]time.Time{} // for describing 429s
+	var recentAll []time.Time
 	firstFinal := map[string]tgfake.Call{}
 	type key struct {
 		chat tgfake.ChatID
@@ -251,6 +268,10 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 			continue
 		}
 		r.calls++
+		if r.byMethod == nil {
+			r.byMethod = map[string]int{}
+		}
+		r.byMethod[c.Method]++
 		switch {
 		case c.Status == 429:
 			r.n429++
@@ -260,10 +281,27 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 					n++
 				}
 			}
-			r.rateLimited = append(r.rateLimited, fmt.Sprintf("%s chat %d retry_after %d after %d counted calls of the chat in the last 3 s",
-				c.Method, c.Chat, c.RetryAfter, n))
+			all := 0
+			for _, t := range recentAll {
+				if c.Time.Sub(t) < time.Second {
+					all++
+				}
+			}
+			r.rateLimited = append(r.rateLimited, fmt.Sprintf("%s chat %d retry_after %d after %d counted calls of the chat in the last 3 s, %d of all chats in the last 1 s",
+				c.Method, c.Chat, c.RetryAfter, n, all))
 		case c.Status >= 400 && c.Status < 500:
 			r.other4xx++
+		}
+		if c.Method == "sendMessage" && c.OK() && !strings.Contains(c.Params["text"], ResultMarker) {
+			// A progress message's first render: the outbox sends it with
+			// the latest content if it was edited while waiting.
+			var rp struct {
+				MessageID int `json:"message_id"`
+			}
+			if json.Unmarshal([]byte(c.Params["reply_parameters"]), &rp) == nil && rp.MessageID != 0 {
+				k := key{c.Chat, "reply:" + strconv.Itoa(rp.MessageID)}
+				renders[k] = append(renders[k], Visible{At: c.Time, Steps: StepsShown(c.Params["text"])})
+			}
 		}
 		if c.Method == "editMessageText" {
 			r.edits++
@@ -292,8 +330,9 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 				}
 				r.final = append(r.final, c.Time.Sub(at))
 				r.finalNoPace = append(r.finalNoPace, max(0, c.Time.Sub(ready)))
-				if bridge, held, ok := dl.split(tag, at); ok {
+				if bridge, held, sent, ok := dl.split(tag, at); ok {
 					r.toOutbox, r.inOutbox = append(r.toOutbox, bridge), append(r.inOutbox, held)
+					r.transit = append(r.transit, c.Time.Sub(sent))
 				}
 				if c.Time.After(r.lastFinal) {
 					r.lastFinal = c.Time
@@ -313,6 +352,9 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 			convCalls[k] = append(convCalls[k], sentCall{at: c.Time, final: isFinal})
 			if c.Status != 429 {
 				recent[c.Chat] = append(recent[c.Chat], c.Time)
+				if c.Method != "deleteMessage" { // the fake counts sends and edits only
+					recentAll = append(recentAll, c.Time)
+				}
 			}
 		} else if c.Method == "sendChatAction" {
 			global.Take(c.Time)
@@ -348,7 +390,8 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 			continue // the bridge shows no progress message for a short turn
 		}
 		r.progressMsgs++
-		st, missing := Staleness(log, renders[key{t.conv.chat, strconv.Itoa(int(progress))}])
+		st, missing := Staleness(log, append(renders[key{t.conv.chat, "reply:" + strconv.Itoa(int(t.in.ID))}],
+			renders[key{t.conv.chat, strconv.Itoa(int(progress))}]...))
 		r.stale = append(r.stale, st...)
 		r.staleMissing += missing
 	}

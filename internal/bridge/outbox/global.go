@@ -17,14 +17,17 @@ type gate struct {
 	clock Clock
 	win   *window
 	start func() // starts dispatch on a goroutine the outbox waits for
-	// Once the window is half full, low-priority grants are spread at
-	// least lowGap apart (the window's average rate): Telegram counts calls
-	// when they arrive, and a burst of calls sent at once arrives spread
-	// out by the machine's load, so a burst sent right after the window
-	// reopened can land in the same second as the one before.
-	// High-priority work may still burst.
-	lowGap  time.Duration
-	lastLow time.Time
+	// Once the window is half full, grants follow a schedule of one per
+	// gap (the window's average rate): Telegram counts calls when they
+	// arrive, and calls sent in a burst arrive spread out by the network
+	// and the machine's load, so a burst sent right after the window
+	// reopened can land in the same second as the one before. Below half
+	// full, a burst (ten answers at once) goes out at once. next is the
+	// schedule's next slot; a grant less than a gap late (a timer that
+	// fired late on a busy machine) keeps the schedule, so late wake-ups
+	// do not lower the rate.
+	gap  time.Duration
+	next time.Time
 
 	mu      sync.Mutex
 	seq     uint64
@@ -50,7 +53,7 @@ type ticket struct {
 const globalKeep = 1
 
 func newGate(clock Clock, n int, every time.Duration, start func()) *gate {
-	return &gate{clock: clock, win: newWindow(n, every), start: start, kick: make(chan struct{}, 1), lowGap: every}
+	return &gate{clock: clock, win: newWindow(n, every), start: start, kick: make(chan struct{}, 1), gap: every}
 }
 
 func keepFor(p Priority) int {
@@ -79,7 +82,7 @@ func (g *gate) acquire(prio Priority, since time.Time) *ticket {
 	defer g.mu.Unlock()
 	now := g.clock.Now()
 	if len(g.waiters) == 0 && g.waitFor(prio, now) == 0 {
-		g.take(prio, now)
+		g.take(now)
 		t.done = true
 		close(t.granted)
 		return t
@@ -126,17 +129,20 @@ func (g *gate) cancel(t *ticket) bool {
 // held.
 func (g *gate) waitFor(p Priority, now time.Time) time.Duration {
 	d := g.win.wait(now, keepFor(p))
-	if p == Low && !g.lastLow.IsZero() && len(g.win.times) >= g.win.n/2 { // wait pruned the window
-		d = max(d, g.lastLow.Add(g.lowGap).Sub(now))
+	if len(g.win.times) >= g.win.n/2 { // wait pruned the window
+		d = max(d, g.next.Sub(now))
 	}
 	return d
 }
 
 // take counts a granted call. Called with g.mu held.
-func (g *gate) take(p Priority, now time.Time) {
+func (g *gate) take(now time.Time) {
+	below := len(g.win.times) < g.win.n/2 // a burst below half full keeps no schedule
 	g.win.add(now)
-	if p == Low {
-		g.lastLow = now
+	if below || g.next.IsZero() || now.Sub(g.next) >= g.gap {
+		g.next = now.Add(g.gap)
+	} else {
+		g.next = g.next.Add(g.gap)
 	}
 }
 
@@ -169,7 +175,7 @@ func (g *gate) grantLocked(now time.Time) (wait time.Duration, ok bool) {
 		if d := g.waitFor(best.prio, now); d > 0 {
 			return d, true
 		}
-		g.take(best.prio, now)
+		g.take(now)
 		g.waiters = append(g.waiters[:bi], g.waiters[bi+1:]...)
 		best.done = true
 		close(best.granted)

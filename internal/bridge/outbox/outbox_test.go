@@ -210,14 +210,22 @@ func TestEditOfAQueuedSendGoesOutWithIt(t *testing.T) {
 }
 
 func TestDeleteOfAQueuedSendMakesNoCall(t *testing.T) {
-	o, tg := newTestOutbox(t, newAutoClock(), Options{})
+	j := newMemJournal()
+	o, tg := newTestOutbox(t, newAutoClock(), Options{Journal: j})
 	key := ChatKey{Chat: 8}
 	tg.hold()
 	blocker := o.Send(bg, key, High, Content{Text: "blocker"}, SendOptions{}) // holds the worker
 	waitFor(t, "blocker in flight", func() bool { return tg.Started() == 1 })
+	notice := o.Send(bg, key, High, Content{Text: "waiting for a slot"}, SendOptions{Tag: "slot-wait"}) // journaled
+	res, err := await(t, o.Delete(bg, notice, Low))
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeDeleted, res.Outcome)
+	_, err = await(t, notice.Sent())
+	require.ErrorIs(t, err, ErrDeleted)
+	require.Len(t, j.Pending(), 1, "only the blocker is still journaled: a deleted message is not replayed")
 	m := o.Send(bg, key, Low, Content{Text: "progress"}, SendOptions{})
 	edit := o.Edit(bg, m, Low, Content{Text: "progress 2"})
-	res, err := await(t, o.Delete(bg, m, Low))
+	res, err = await(t, o.Delete(bg, m, Low))
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeDeleted, res.Outcome)
 	_, err = await(t, m.Sent())
@@ -232,7 +240,8 @@ func TestDeleteOfAQueuedSendMakesNoCall(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, o.Close(bg))
 	assert.Equal(t, []string{"blocker"}, texts(tg.Calls()))
-	assert.Equal(t, uint64(1), o.Stats().Dropped)
+	assert.Equal(t, uint64(2), o.Stats().Dropped)
+	assert.Empty(t, j.Pending())
 }
 
 func TestIdenticalEditIsNotSent(t *testing.T) {
@@ -718,19 +727,19 @@ func TestGlobalPacingAcrossChats(t *testing.T) {
 	for i := range sent {
 		sent[i] = o.Send(bg, ChatKey{Chat: int64(1000 + i)}, High, Content{Text: "x"}, SendOptions{})
 	}
-	span := time.Duration(DefaultGlobalBurst) * time.Duration(float64(time.Second)/float64(DefaultGlobalRate))
-	// The window admits DefaultGlobalBurst calls at once, then the next
-	// DefaultGlobalBurst once those left it, and so on.
-	at := t0
-	for done := DefaultGlobalBurst; ; done += DefaultGlobalBurst {
-		done = min(done, chats)
-		waitFor(t, fmt.Sprintf("%d calls", done), func() bool { return len(tg.Calls()) == done })
-		if done == chats {
+	half := DefaultGlobalBurst / 2
+	// Half a window at once, then one call per wake of the gate.
+	for n := half; ; n++ {
+		waitFor(t, fmt.Sprintf("call %d and the gate's next wait", n), func() bool {
+			return len(tg.Calls()) == n && (n == chats || dispatcherSleeps(o, clock))
+		})
+		if n == chats {
 			break
 		}
-		at = at.Add(span + time.Millisecond)
-		waitFor(t, "the gate to wait for the window", func() bool { return clock.hasWaiterAt(at) })
-		clock.Advance(at.Sub(clock.Now()))
+		o.gate.mu.Lock()
+		until := o.gate.sleepUntil
+		o.gate.mu.Unlock()
+		advanceGate(o, clock, until.Sub(clock.Now()))
 	}
 	for _, m := range sent {
 		_, err := await(t, m.Sent())
@@ -738,12 +747,18 @@ func TestGlobalPacingAcrossChats(t *testing.T) {
 	}
 	calls := tg.Calls()
 	require.Len(t, calls, chats)
+	perSecond := float64(DefaultGlobalRate)
+	every := time.Duration(float64(time.Second) / perSecond)
+	span := time.Duration(DefaultGlobalBurst) * every
 	for i := 0; i+DefaultGlobalBurst < len(calls); i++ {
 		assert.GreaterOrEqual(t, calls[i+DefaultGlobalBurst].At.Sub(calls[i].At), span,
 			"calls %d and %d are in one window", i, i+DefaultGlobalBurst)
 	}
-	assert.Equal(t, t0, calls[DefaultGlobalBurst-1].At, "the first window's worth goes out at once")
-	assert.Equal(t, span+time.Millisecond, calls[DefaultGlobalBurst].At.Sub(t0), "and no slower than the window allows")
+	assert.Equal(t, t0, calls[half-1].At, "half a window goes out at once")
+	for i := half; i < len(calls); i++ {
+		assert.GreaterOrEqual(t, calls[i].At.Sub(calls[half-1].At), time.Duration(i-half+1)*every, "then calls are spread evenly (call %d)", i)
+	}
+	assert.Equal(t, every, calls[half].At.Sub(t0), "and no slower than that")
 }
 
 func TestJournalReplayAfterCrash(t *testing.T) {
@@ -1090,15 +1105,14 @@ func (s *syncBuffer) String() string {
 
 func TestTypingGivesWayUnderGlobalLoad(t *testing.T) {
 	clock := newManualClock() // no refill during the test
-	o, tg := newTestOutbox(t, clock, Options{GlobalBurst: 4})
-	for chat := int64(1); chat <= 3; chat++ {
-		_, err := await(t, o.Send(bg, ChatKey{Chat: chat}, High, Content{Text: "x"}, SendOptions{}).Sent())
-		require.NoError(t, err)
-	}
-	// One global token is left: it belongs to messages, not to typing.
+	// 4 per second: other chats used 3 of them.
+	o, tg := newTestOutbox(t, clock, Options{GlobalBurst: 4, GlobalRate: 4})
+	useGlobalBudget(o, 3)
+	// One global slot is left: it belongs to messages, not to typing.
 	res, err := await(t, o.Typing(bg, ChatKey{Chat: 9}))
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeSkipped, res.Outcome)
+	advanceGate(o, clock, 250*time.Millisecond) // the even spread, not a refill
 	_, err = await(t, o.Send(bg, ChatKey{Chat: 9}, High, Content{Text: "y"}, SendOptions{}).Sent())
 	require.NoError(t, err)
 	for _, c := range tg.Calls() {
