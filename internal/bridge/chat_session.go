@@ -103,9 +103,12 @@ func (c *chat) prewarm() {
 		c.log.Warn().Err(err).Msg("prewarm session")
 		return
 	}
+	// The context and logger are taken on the actor: ensureSession replaces
+	// c.log, so reading it from the goroutine raced.
+	ctx, log := c.ctx(), c.log
 	go func() {
-		if err := sess.Prewarm(c.ctx()); err != nil {
-			c.log.Info().Err(err).Msg("prewarm CLI")
+		if err := sess.Prewarm(ctx); err != nil {
+			log.Info().Err(err).Msg("prewarm CLI")
 		}
 	}()
 }
