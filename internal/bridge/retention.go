@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -25,27 +24,7 @@ func (b *Bridge) pruneState(ctx context.Context, now time.Time) {
 	}
 }
 
-// startStatePruner prunes now and then once a day; the returned function
-// stops it and waits for a pass in progress.
+// startStatePruner prunes now and then once a day.
 func (b *Bridge) startStatePruner(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(pruneEvery)
-		defer tick.Stop()
-		for {
-			b.pruneState(ctx, time.Now())
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		wg.Wait()
-	}
+	return b.daily(ctx, func(now time.Time) { b.pruneState(ctx, now) })
 }

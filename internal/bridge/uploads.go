@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -189,37 +188,16 @@ func pruneUploads(workdir string, keep time.Duration, now time.Time) (int, error
 	return removed, nil
 }
 
-// pruneEvery is how often old uploads are pruned while the daemon runs.
-const pruneEvery = 24 * time.Hour
-
 // startUploadPruner prunes old uploads now and then once a day, with the
-// [files] keep of the moment (it is reloadable). The returned function
-// stops it and waits for a prune in progress.
+// [files] keep of the moment (it is reloadable).
 func (b *Bridge) startUploadPruner(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(pruneEvery)
-		defer tick.Stop()
-		for {
-			cfg := b.Config()
-			n, err := pruneUploads(cfg.Claude.Workdir, cfg.Files.Keep.Std(), time.Now())
-			if err != nil {
-				b.log.Warn().Err(err).Msg("prune old uploads")
-			} else if n > 0 {
-				b.log.Info().Int("files", n).Dur("keep", cfg.Files.Keep.Std()).Msg("pruned old uploads")
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
+	return b.daily(ctx, func(now time.Time) {
+		cfg := b.Config()
+		n, err := pruneUploads(cfg.Claude.Workdir, cfg.Files.Keep.Std(), now)
+		if err != nil {
+			b.log.Warn().Err(err).Msg("prune old uploads")
+		} else if n > 0 {
+			b.log.Info().Int("files", n).Dur("keep", cfg.Files.Keep.Std()).Msg("pruned old uploads")
 		}
-	}()
-	return func() {
-		cancel()
-		wg.Wait()
-	}
+	})
 }
