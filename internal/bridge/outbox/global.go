@@ -17,12 +17,11 @@ type gate struct {
 	clock Clock
 	win   *window
 	start func() // starts dispatch on a goroutine the outbox waits for
-	// Once the window is half full, grants follow a schedule of one per
+	// Once the window is two thirds full, grants follow a schedule of one per
 	// gap (the window's average rate): Telegram counts calls when they
 	// arrive, and calls sent in a burst arrive spread out by the network
 	// and the machine's load, so a burst sent right after the window
-	// reopened can land in the same second as the one before. Below half
-	// full, a burst (ten answers at once) goes out at once. next is the
+	// reopened can land in the same second as the one before. next is the
 	// schedule's next slot; a grant less than a gap late (a timer that
 	// fired late on a busy machine) keeps the schedule, so late wake-ups
 	// do not lower the rate.
@@ -35,8 +34,10 @@ type gate struct {
 	running bool // a dispatch goroutine is granting slots
 	kick    chan struct{}
 	// sleepUntil is when the dispatcher next looks at the window (zero
-	// while it is not sleeping); tests with a manual clock wait for it.
+	// while it is not sleeping), and granted counts the slots handed out;
+	// tests with a manual clock wait for them.
 	sleepUntil time.Time
+	granted    int
 }
 
 // ticket is one worker's request for a global slot.
@@ -129,16 +130,21 @@ func (g *gate) cancel(t *ticket) bool {
 // held.
 func (g *gate) waitFor(p Priority, now time.Time) time.Duration {
 	d := g.win.wait(now, keepFor(p))
-	if len(g.win.times) >= g.win.n/2 { // wait pruned the window
+	if len(g.win.times) >= g.smoothFrom() { // wait pruned the window
 		d = max(d, g.next.Sub(now))
 	}
 	return d
 }
 
+// smoothFrom is how many calls in the window start the even spread: below
+// two thirds of it, a burst (ten answers at once) goes out at once.
+func (g *gate) smoothFrom() int { return max(1, g.win.n*2/3) }
+
 // take counts a granted call. Called with g.mu held.
 func (g *gate) take(now time.Time) {
-	below := len(g.win.times) < g.win.n/2 // a burst below half full keeps no schedule
+	below := len(g.win.times) < g.smoothFrom() // a burst keeps no schedule
 	g.win.add(now)
+	g.granted++
 	if below || g.next.IsZero() || now.Sub(g.next) >= g.gap {
 		g.next = now.Add(g.gap)
 	} else {
