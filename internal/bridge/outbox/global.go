@@ -17,7 +17,7 @@ type gate struct {
 	clock Clock
 	win   *window
 	start func() // starts dispatch on a goroutine the outbox waits for
-	// Once the window is two thirds full, grants follow a schedule of one per
+	// Once the window is filling up (smoothFrom), grants follow a schedule of one per
 	// gap (the window's average rate): Telegram counts calls when they
 	// arrive, and calls sent in a burst arrive spread out by the network
 	// and the machine's load, so a burst sent right after the window
@@ -83,7 +83,7 @@ func (g *gate) acquire(prio Priority, since time.Time) *ticket {
 	defer g.mu.Unlock()
 	now := g.clock.Now()
 	if len(g.waiters) == 0 && g.waitFor(prio, now) == 0 {
-		g.take(now)
+		g.take(prio, now)
 		t.done = true
 		close(t.granted)
 		return t
@@ -130,19 +130,27 @@ func (g *gate) cancel(t *ticket) bool {
 // held.
 func (g *gate) waitFor(p Priority, now time.Time) time.Duration {
 	d := g.win.wait(now, keepFor(p))
-	if len(g.win.times) >= g.smoothFrom() { // wait pruned the window
+	if len(g.win.times) >= g.smoothFrom(p) { // wait pruned the window
 		d = max(d, g.next.Sub(now))
 	}
 	return d
 }
 
-// smoothFrom is how many calls in the window start the even spread: below
-// two thirds of it, a burst (ten answers at once) goes out at once.
-func (g *gate) smoothFrom() int { return max(1, g.win.n*2/3) }
+// smoothFrom is how many calls in the window start the even spread for
+// work of priority p: progress from two thirds of the window, answers and
+// approvals only when it is nearly full, so that ten answers finishing
+// together go out together while a backlog (a full window) still drains
+// evenly.
+func (g *gate) smoothFrom(p Priority) int {
+	if p == High {
+		return max(1, g.win.n-max(1, g.win.n/9))
+	}
+	return max(1, g.win.n*2/3)
+}
 
 // take counts a granted call. Called with g.mu held.
-func (g *gate) take(now time.Time) {
-	below := len(g.win.times) < g.smoothFrom() // a burst keeps no schedule
+func (g *gate) take(p Priority, now time.Time) {
+	below := len(g.win.times) < g.smoothFrom(p) // a burst keeps no schedule
 	g.win.add(now)
 	g.granted++
 	if below || g.next.IsZero() || now.Sub(g.next) >= g.gap {
@@ -181,7 +189,7 @@ func (g *gate) grantLocked(now time.Time) (wait time.Duration, ok bool) {
 		if d := g.waitFor(best.prio, now); d > 0 {
 			return d, true
 		}
-		g.take(now)
+		g.take(best.prio, now)
 		g.waiters = append(g.waiters[:bi], g.waiters[bi+1:]...)
 		best.done = true
 		close(best.granted)

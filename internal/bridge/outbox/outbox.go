@@ -40,8 +40,9 @@ var _ API = (*bot.Bot)(nil)
 // a sliding window of the same kind: GlobalBurst calls in any span of
 // GlobalBurst/GlobalRate, 27 in 1.05 s, under Telegram's ~30 per second
 // with room for the jitter between sending a call and its arrival (over
-// 100 ms on a loaded machine); once it is two thirds full, calls are
-// spread evenly at that rate.
+// 100 ms on a loaded machine); once it fills up (two thirds for progress,
+// all but three slots for answers and approvals), calls are spread evenly
+// at that rate.
 const (
 	DefaultPrivateInterval = 1050 * time.Millisecond
 	DefaultPrivateBurst    = 3
