@@ -161,13 +161,14 @@ func (g *gate) take(p Priority, now time.Time) {
 }
 
 // spare takes a slot for best-effort work (typing) only when nobody waits
-// and at least half the window is free, so typing never costs a message
-// its slot.
+// and the window is nearly empty (under a sixth full), so typing never
+// costs a message its slot, and a burst of new turns spends its budget on
+// messages.
 func (g *gate) spare() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.clock.Now()
-	if len(g.waiters) > 0 || g.win.wait(now, max(1, g.win.n/2)) > 0 {
+	if len(g.waiters) > 0 || g.win.wait(now, g.win.n-max(1, g.win.n/6)) > 0 {
 		return false
 	}
 	g.win.add(now)

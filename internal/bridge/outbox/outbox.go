@@ -385,7 +385,7 @@ func (o *Outbox) Delete(ctx context.Context, m *Message, prio Priority) *Pending
 // never delay one), and a request that waits longer than TypingInterval, or
 // that a newer sent message made moot, is dropped with OutcomeSkipped. Typing
 // does not use the chat's message budget, and takes a global slot only when
-// at least half the global window is free (otherwise it is skipped), so many
+// the global window is under a sixth full (otherwise it is skipped), so many
 // chats' typing indicators cannot slow anyone's messages.
 func (o *Outbox) Typing(ctx context.Context, key ChatKey) *Pending {
 	ch, err := o.lockChat(key.Chat)
