@@ -4,7 +4,11 @@
 // against the fake Anthropic API.
 //
 // Everything is a `go test -bench` benchmark reporting custom metrics; the
-// numbers go to BENCHMARKS.md, never into assertions. The fake CLI is the
+// numbers go to BENCHMARKS.md, never into assertions. BenchmarkLoad splits
+// an answer's latency into the bridge's part and the outbox's through
+// outbox.Options.Dispatched; BenchmarkOutage makes the fake Telegram answer
+// every call with 502 for 10 s, 60 s or (on a jumped outbox clock) 10 min;
+// BenchmarkLongAnswer times a 12.6 kB answer's four chunks. The fake CLI is the
 // package's test binary re-executed with [EnvFakeCLI] set (see [FakeCLIMain]),
 // so it needs no separate build step.
 //
@@ -12,4 +16,5 @@
 //
 //	go test ./internal/bridge/loadtest -run '^$' -bench 'Load|Memory|CPU' -benchtime 1x -timeout 30m
 //	go test ./internal/bridge/loadtest -run '^$' -bench 'Peer|Spawn' -benchtime 1x -timeout 30m
+//	go test ./internal/bridge/loadtest -run '^$' -bench 'Outage|LongAnswer' -benchtime 3x -timeout 40m
 package loadtest

@@ -11,7 +11,10 @@
 // final answers, error notices, decision edits) always runs before low
 // priority (progress edits), and typing runs only when nothing else is
 // waiting. Edits of one [Message] coalesce, latest wins, and an edit whose
-// content equals what the message already shows is never sent. Calls are
+// content equals what the message already shows is never sent. An edit of a
+// message whose (unjournaled) send still waits in its queue goes out with
+// the send, and a message deleted before its send went out is never sent,
+// so a busy outbox spends no calls on content nobody would see. Calls are
 // paced by a sliding window per chat shared by sends, edits and deletes, in
 // which progress edits always leave a slot for high-priority work, and by a
 // global sliding window. When the global budget is short, its slots go to

@@ -17,12 +17,11 @@ type gate struct {
 	clock Clock
 	win   *window
 	start func() // starts dispatch on a goroutine the outbox waits for
-	// Once the window is half full, grants follow a schedule of one per
+	// Once the window is filling up (smoothFrom), grants follow a schedule of one per
 	// gap (the window's average rate): Telegram counts calls when they
 	// arrive, and calls sent in a burst arrive spread out by the network
 	// and the machine's load, so a burst sent right after the window
-	// reopened can land in the same second as the one before. Below half
-	// full, a burst (ten answers at once) goes out at once. next is the
+	// reopened can land in the same second as the one before. next is the
 	// schedule's next slot; a grant less than a gap late (a timer that
 	// fired late on a busy machine) keeps the schedule, so late wake-ups
 	// do not lower the rate.
@@ -35,8 +34,10 @@ type gate struct {
 	running bool // a dispatch goroutine is granting slots
 	kick    chan struct{}
 	// sleepUntil is when the dispatcher next looks at the window (zero
-	// while it is not sleeping); tests with a manual clock wait for it.
+	// while it is not sleeping), and granted counts the slots handed out;
+	// tests with a manual clock wait for them.
 	sleepUntil time.Time
+	granted    int
 }
 
 // ticket is one worker's request for a global slot.
@@ -82,7 +83,7 @@ func (g *gate) acquire(prio Priority, since time.Time) *ticket {
 	defer g.mu.Unlock()
 	now := g.clock.Now()
 	if len(g.waiters) == 0 && g.waitFor(prio, now) == 0 {
-		g.take(now)
+		g.take(prio, now)
 		t.done = true
 		close(t.granted)
 		return t
@@ -129,16 +130,29 @@ func (g *gate) cancel(t *ticket) bool {
 // held.
 func (g *gate) waitFor(p Priority, now time.Time) time.Duration {
 	d := g.win.wait(now, keepFor(p))
-	if len(g.win.times) >= g.win.n/2 { // wait pruned the window
+	if len(g.win.times) >= g.smoothFrom(p) { // wait pruned the window
 		d = max(d, g.next.Sub(now))
 	}
 	return d
 }
 
+// smoothFrom is how many calls in the window start the even spread for
+// work of priority p: progress from two thirds of the window, answers and
+// approvals only when it is nearly full, so that ten answers finishing
+// together go out together while a backlog (a full window) still drains
+// evenly.
+func (g *gate) smoothFrom(p Priority) int {
+	if p == High {
+		return max(1, g.win.n-max(1, g.win.n/9))
+	}
+	return max(1, g.win.n*2/3)
+}
+
 // take counts a granted call. Called with g.mu held.
-func (g *gate) take(now time.Time) {
-	below := len(g.win.times) < g.win.n/2 // a burst below half full keeps no schedule
+func (g *gate) take(p Priority, now time.Time) {
+	below := len(g.win.times) < g.smoothFrom(p) // a burst keeps no schedule
 	g.win.add(now)
+	g.granted++
 	if below || g.next.IsZero() || now.Sub(g.next) >= g.gap {
 		g.next = now.Add(g.gap)
 	} else {
@@ -147,13 +161,14 @@ func (g *gate) take(now time.Time) {
 }
 
 // spare takes a slot for best-effort work (typing) only when nobody waits
-// and at least half the window is free, so typing never costs a message
-// its slot.
+// and the window is nearly empty (under a sixth full), so typing never
+// costs a message its slot, and a burst of new turns spends its budget on
+// messages.
 func (g *gate) spare() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.clock.Now()
-	if len(g.waiters) > 0 || g.win.wait(now, max(1, g.win.n/2)) > 0 {
+	if len(g.waiters) > 0 || g.win.wait(now, g.win.n-max(1, g.win.n/6)) > 0 {
 		return false
 	}
 	g.win.add(now)
@@ -175,7 +190,7 @@ func (g *gate) grantLocked(now time.Time) (wait time.Duration, ok bool) {
 		if d := g.waitFor(best.prio, now); d > 0 {
 			return d, true
 		}
-		g.take(now)
+		g.take(best.prio, now)
 		g.waiters = append(g.waiters[:bi], g.waiters[bi+1:]...)
 		best.done = true
 		close(best.granted)

@@ -40,8 +40,9 @@ var _ API = (*bot.Bot)(nil)
 // a sliding window of the same kind: GlobalBurst calls in any span of
 // GlobalBurst/GlobalRate, 27 in 1.05 s, under Telegram's ~30 per second
 // with room for the jitter between sending a call and its arrival (over
-// 100 ms on a loaded machine); once it is half full, calls are spread
-// evenly at that rate.
+// 100 ms on a loaded machine); once it fills up (two thirds for progress,
+// all but three slots for answers and approvals), calls are spread evenly
+// at that rate.
 const (
 	DefaultPrivateInterval = 1050 * time.Millisecond
 	DefaultPrivateBurst    = 3
@@ -383,8 +384,8 @@ func (o *Outbox) Delete(ctx context.Context, m *Message, prio Priority) *Pending
 // the chat is waiting (a message is better evidence of life, and typing must
 // never delay one), and a request that waits longer than TypingInterval, or
 // that a newer sent message made moot, is dropped with OutcomeSkipped. Typing
-// does not use the chat's message budget, and takes a global token only when
-// the global bucket is at least half full (otherwise it is skipped), so many
+// does not use the chat's message budget, and takes a global slot only when
+// the global window is under a sixth full (otherwise it is skipped), so many
 // chats' typing indicators cannot slow anyone's messages.
 func (o *Outbox) Typing(ctx context.Context, key ChatKey) *Pending {
 	ch, err := o.lockChat(key.Chat)
