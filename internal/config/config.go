@@ -83,6 +83,8 @@ const (
 
 	DefaultStateDir = "~/.local/state/untether"
 
+	DefaultShowResumeLine = true
+
 	DefaultLogLevel  = LogInfo
 	DefaultLogFormat = LogFormatAuto
 
@@ -211,6 +213,7 @@ type Config struct {
 	Telegram Telegram `toml:"telegram"`
 	Claude   Claude   `toml:"claude"`
 	Progress Progress `toml:"progress"`
+	Render   Render   `toml:"render"`
 	Files    Files    `toml:"files"`
 	Voice    Voice    `toml:"voice"`
 	State    State    `toml:"state"`
@@ -222,6 +225,9 @@ type Config struct {
 	Budget    Budget     `toml:"budget"`
 	Scheduler Scheduler  `toml:"scheduler"`
 	Schedules []Schedule `toml:"schedules"`
+	// Projects are the [projects.<name>] tables (projects.go); claude.workdir
+	// is the project named "default" besides them.
+	Projects map[string]Project `toml:"projects"`
 }
 
 // Telegram configures the bot and who may talk to it.
@@ -257,6 +263,12 @@ type Telegram struct {
 	// /usage days, budget days and months, reset times and /at read in it.
 	// Empty means the host's.
 	Timezone string `toml:"timezone"`
+	// DefaultProject is the project a chat works in until it chooses
+	// another with /project.
+	DefaultProject string `toml:"default_project"`
+	// TopicDefaultProject is the project of a forum topic that was not
+	// bound to one; empty means DefaultProject.
+	TopicDefaultProject string `toml:"topic_default_project"`
 }
 
 // Location is the Timezone's location, the host's when it is empty (or,
@@ -269,7 +281,8 @@ func (t Telegram) Location() *time.Location {
 type Claude struct {
 	// Binary is a command name looked up on PATH or an absolute path.
 	Binary string `toml:"binary"`
-	// Workdir is the project directory the CLI works in. Required; must exist.
+	// Workdir is the directory of the project named "default". Required
+	// unless [projects] has one; must exist.
 	Workdir string `toml:"workdir"`
 	// Home is HOME for the CLI (where ~/.claude with its login lives); empty
 	// means the daemon's own HOME.
@@ -346,6 +359,13 @@ func (p Progress) IntervalFor(group bool) time.Duration {
 		return MinGroupProgressInterval.Std()
 	}
 	return p.Interval.Std()
+}
+
+// Render configures what answers show.
+type Render struct {
+	// ShowResumeLine puts "claude --resume <id>" under each answer, so the
+	// session can be taken over at a terminal.
+	ShowResumeLine bool `toml:"show_resume_line"`
 }
 
 // Files configures files users send to the bot, and files it sends back.
@@ -485,12 +505,13 @@ type Schedule struct {
 func Default() Config {
 	return Config{
 		Telegram: Telegram{
-			APIURL:        DefaultAPIURL,
-			GroupTrigger:  DefaultGroupTrigger,
-			PollTimeout:   DefaultPollTimeout,
-			ConflictGrace: DefaultConflictGrace,
-			AlbumWait:     DefaultAlbumWait,
-			ForwardWait:   DefaultForwardWait,
+			APIURL:         DefaultAPIURL,
+			GroupTrigger:   DefaultGroupTrigger,
+			PollTimeout:    DefaultPollTimeout,
+			ConflictGrace:  DefaultConflictGrace,
+			AlbumWait:      DefaultAlbumWait,
+			ForwardWait:    DefaultForwardWait,
+			DefaultProject: DefaultProjectName,
 		},
 		Claude: Claude{
 			Binary:              DefaultClaudeBinary,
@@ -512,6 +533,7 @@ func Default() Config {
 			Typing:   DefaultTyping,
 			Drafts:   DefaultDrafts,
 		},
+		Render: Render{ShowResumeLine: DefaultShowResumeLine},
 		Files: Files{MaxUploadMB: DefaultMaxUploadMB, Keep: DefaultUploadKeep,
 			OutboxKeep: DefaultOutboxKeep, Deny: DefaultDeny(), ZipDirs: DefaultZipDirs},
 		Voice: Voice{Command: []string{}, Model: DefaultVoiceModel, FFmpeg: DefaultVoiceFFmpeg, MaxMB: DefaultVoiceMaxMB,

@@ -21,8 +21,14 @@ var reloadable = []string{
 	"telegram.conflict_grace",
 	"telegram.album_wait",
 	"telegram.forward_wait",
+	"telegram.default_project",
+	"telegram.topic_default_project",
 	"claude.models",
 	"progress.*",
+	"render.*",
+	// Projects are read at each spawn: a running CLI keeps its settings
+	// until it next starts.
+	"projects",
 	"files.*",
 	"state.retention",
 	"voice.*",
@@ -97,6 +103,10 @@ func (c *Config) Dump() string {
 	section := ""
 	var lists []field
 	for _, f := range c.fields() {
+		if f.value.Kind() == reflect.Map && !strings.Contains(f.key, ".") {
+			dumpTables(&b, f.key, f.value)
+			continue
+		}
 		sec, key, _ := strings.Cut(f.key, ".")
 		if key == "" { // a list section goes last, as [[section]] tables
 			lists = append(lists, f)
@@ -121,6 +131,23 @@ func (c *Config) Dump() string {
 		}
 	}
 	return b.String()
+}
+
+// dumpTables renders a map of tables ([projects.<name>]) sorted by name,
+// every key of each in declaration order.
+func dumpTables(b *strings.Builder, section string, m reflect.Value) {
+	names := make([]string, 0, m.Len())
+	for _, k := range m.MapKeys() {
+		names = append(names, k.String())
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t := m.MapIndex(reflect.ValueOf(name))
+		fmt.Fprintf(b, "\n[%s.%s]\n", section, quoteKey(name))
+		for i := range t.NumField() {
+			fmt.Fprintf(b, "%s = %s\n", t.Type().Field(i).Tag.Get("toml"), tomlValue(t.Field(i)))
+		}
+	}
 }
 
 // tomlValue renders one of the schema's value types as a TOML literal.

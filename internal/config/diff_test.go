@@ -53,6 +53,11 @@ var wantReloadable = map[string]bool{
 	"budget.monthly_usd":          true,
 	"budget.warn_at":              true,
 	"scheduler.max_per_chat":      true,
+	// Projects are read at each spawn; a chat on a removed one is told.
+	"projects":                       true,
+	"telegram.default_project":       true,
+	"telegram.topic_default_project": true,
+	"render.show_resume_line":        true,
 }
 
 // mutate changes v to a different value of its type.
@@ -79,7 +84,11 @@ func mutate(t *testing.T, v reflect.Value) {
 		v.Set(reflect.Append(v, reflect.Zero(v.Type().Elem())))
 	case reflect.Map:
 		m := reflect.MakeMap(v.Type())
-		m.SetMapIndex(reflect.ValueOf("K"), reflect.ValueOf("v"))
+		val := reflect.New(v.Type().Elem()).Elem()
+		if val.Kind() == reflect.String {
+			val.SetString("v")
+		}
+		m.SetMapIndex(reflect.ValueOf("K"), val)
 		v.Set(m)
 	default:
 		t.Fatalf("mutate: unhandled kind %s", v.Kind())
@@ -104,8 +113,12 @@ func TestDiffEachKey(t *testing.T) {
 			assert.Equal(t, wantReloadable[key], IsReloadable(key))
 		})
 	}
+	var all []string
+	for _, f := range base.fields() {
+		all = append(all, f.key)
+	}
 	for key := range wantReloadable {
-		assert.Contains(t, keys, key, "the reloadable list names a key the schema lacks")
+		assert.Contains(t, all, key, "the reloadable list names a key the schema lacks")
 	}
 }
 
@@ -163,6 +176,16 @@ func TestDiff(t *testing.T) {
 		reload, restart := base.Diff(&next)
 		assert.Equal(t, []string{"telegram.allowed_user_ids", "progress.verbose", "log.level"}, reload)
 		assert.Equal(t, []string{"telegram.bot_token", "claude.env", "state.dir"}, restart)
+	})
+
+	t.Run("projects", func(t *testing.T) {
+		next := base
+		next.Projects = map[string]Project{"api": {Path: "/srv/api"}}
+		reload, restart := base.Diff(&next)
+		assert.Equal(t, []string{"projects"}, reload)
+		assert.Nil(t, restart)
+		got := base.Reloaded(&next)
+		assert.Equal(t, next.Projects, got.Projects, "SIGHUP picks up a new project")
 	})
 
 	t.Run("slice element change", func(t *testing.T) {

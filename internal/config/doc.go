@@ -18,7 +18,13 @@
 // runs is left to `untether check`.
 //
 // The schema is sections of keys, plus one list of tables, [[schedules]],
-// which Diff and Dump treat as a single key.
+// which Diff and Dump treat as a single key, and one map of tables,
+// [projects.<name>] (projects.go), likewise a single key: repositories the
+// bot can also work in, each overriding [claude]'s keys (a project's
+// allowed_modes may only narrow the global list) and optionally living on
+// another host reached with ssh. claude.workdir is the project named
+// "default"; Config.Project resolves a name to the settings a session in it
+// runs with. Projects are reloadable: the next spawn uses what SIGHUP loaded.
 //
 // untether.example.toml at the repository root documents every key with its
 // default; tests keep it complete and in step with Default.

@@ -92,7 +92,10 @@ func TestExampleReloadMarkers(t *testing.T) {
 			section = header.FindStringSubmatch(line)[1]
 			sectionReload = strings.Contains(strings.Join(comment, " "), "(reload)")
 		case assignment.MatchString(line):
-			key := section + "." + assignment.FindStringSubmatch(line)[1]
+			key := assignment.FindStringSubmatch(line)[1]
+			if section != "" { // a top-level key is a whole section (schedules, projects)
+				key = section + "." + key
+			}
 			marked := sectionReload || strings.Contains(strings.Join(comment, " "), "(reload)")
 			assert.Equal(t, IsReloadable(key), marked, "%s: reload marker in the example disagrees with IsReloadable", key)
 		}

@@ -85,6 +85,12 @@ func TestDumpRoundTrips(t *testing.T) {
 	cfg.Budget = Budget{DailyUSD: 2, MonthlyUSD: 30.25, WarnAt: 0.5}
 	cfg.Schedules = []Schedule{{Chat: 1, Cron: "0 9 * * *", Prompt: "say \"hi\"", FreshSession: true},
 		{Chat: 2, Thread: 3, Cron: "@daily", Prompt: "x", Timezone: "Asia/Tokyo"}}
+	cfg.Projects = map[string]Project{
+		"api": {Path: home, Description: "the API", AllowedModes: []PermissionMode{PermissionDefault},
+			Env: map[string]string{"A": "1"}, ExtraArgs: []string{"--add-dir", "/x"}, SSHOptions: []string{}},
+		"far.box": {Path: "~/src", Host: "me@far", SSHOptions: []string{"-p", "2222"}, AllowedModes: []PermissionMode{},
+			Env: map[string]string{"B": "2"}, ExtraArgs: []string{}, WorktreeBase: "origin/main"},
+	}
 
 	dump := cfg.Dump()
 	assert.NotContains(t, dump, "<unsupported")

@@ -125,6 +125,24 @@ func (c *Config) expandPaths(home string, ps *problems) {
 		}
 		*f.p = exp
 	}
+	// A project on another host keeps its ~: it is that host's home.
+	for name, p := range c.Projects {
+		if p.Remote() {
+			continue
+		}
+		for _, f := range []struct {
+			key string
+			p   *string
+		}{{"path", &p.Path}, {"home", &p.Home}, {"binary", &p.Binary}} {
+			exp, ok := expandHome(*f.p, home)
+			if !ok {
+				ps.add(projectsKey+"."+quoteKey(name)+"."+f.key, "cannot expand ~ because HOME is not set; use an absolute path")
+				continue
+			}
+			*f.p = exp
+		}
+		c.Projects[name] = p
+	}
 }
 
 // checkKeys reports keys the schema does not have. Undecoded catches most;
@@ -155,14 +173,17 @@ func checkKeys(md toml.MetaData, ps *problems) {
 // envKey is the one map-valued key: its children are user-chosen names.
 const envKey = "claude.env"
 
-// isSchemaKey reports whether k names a section, a key, or an entry of
-// claude.env, spelled exactly as in the schema.
+// isSchemaKey reports whether k names a section, a key, an entry of
+// claude.env, or a project's table, key or env entry, spelled exactly as in
+// the schema. (Project names themselves are checked by validation.)
 func isSchemaKey(k toml.Key, known []string) bool {
 	switch {
 	case len(k) == 0:
 		return false
 	case len(k) == 1:
 		return slices.Contains(sectionNames(), k[0])
+	case k[0] == projectsKey:
+		return len(k) == 2 || len(k) == 3 && slices.Contains(projectKeys(), k[2]) || len(k) == 4 && k[2] == "env"
 	case len(k) > 2 && k[0]+"."+k[1] == envKey:
 		return true
 	case len(k) == 2 && slices.Contains(listSections(), k[0]):
@@ -179,8 +200,14 @@ func suggest(k toml.Key, known []string) string {
 		return ""
 	}
 	candidates := known
-	if len(k) == 1 {
+	switch {
+	case len(k) == 1:
 		candidates = sectionNames()
+	case k[0] == projectsKey && len(k) == 3:
+		candidates = nil
+		for _, pk := range projectKeys() {
+			candidates = append(candidates, projectsKey+"."+quoteKey(k[1])+"."+pk)
+		}
 	}
 	name := strings.Join(k, ".")
 	best, bestDist := "", 3 // more than two edits away is not a typo
@@ -236,14 +263,15 @@ type field struct {
 // fields walks c's sections and their keys in declaration order, using the
 // toml tags. The schema is two levels deep by design: sections, then keys.
 // A list section ([[schedules]]) is one field holding the whole list: its
-// entries have no names to compare key by key.
+// entries have no names to compare key by key. The one map of tables,
+// [projects.<name>], is likewise a single field "projects".
 func (c *Config) fields() []field {
 	var out []field
 	v := reflect.ValueOf(c).Elem()
 	for i := range v.NumField() {
 		sec := v.Type().Field(i).Tag.Get("toml")
 		sv := v.Field(i)
-		if sv.Kind() == reflect.Slice {
+		if sv.Kind() == reflect.Slice || sv.Kind() == reflect.Map {
 			out = append(out, field{key: sec, value: sv})
 			continue
 		}
@@ -260,6 +288,16 @@ func schemaKeys() []string {
 	var keys []string
 	for _, f := range c.fields() {
 		keys = append(keys, f.key)
+	}
+	return keys
+}
+
+// projectKeys returns the keys of a [projects.<name>] table.
+func projectKeys() []string {
+	t := reflect.TypeFor[Project]()
+	keys := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		keys = append(keys, t.Field(i).Tag.Get("toml"))
 	}
 	return keys
 }

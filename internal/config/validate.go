@@ -33,6 +33,7 @@ func (c *Config) Validate() error {
 func (c *Config) validate(tokenFromEnv bool, ps *problems) {
 	c.validateTelegram(tokenFromEnv, ps)
 	c.validateClaude(ps)
+	c.validateProjects(ps) // projects.go
 
 	positive(ps, "progress.interval", c.Progress.Interval)
 	atLeastOne(ps, "progress.max_rows", c.Progress.MaxRows)
@@ -123,7 +124,9 @@ func (c *Config) validateClaude(ps *problems) {
 	}
 
 	if c.Claude.Workdir == "" {
-		ps.add("claude.workdir", "required: the project directory Claude works in")
+		if len(c.Projects) == 0 {
+			ps.add("claude.workdir", "required: the project directory Claude works in (or [projects.<name>] tables)")
+		}
 	} else if absPath(ps, "claude.workdir", c.Claude.Workdir, false) {
 		isDir(ps, "claude.workdir", c.Claude.Workdir)
 	}
@@ -148,18 +151,23 @@ func (c *Config) validateClaude(ps *problems) {
 	atLeastOne(ps, "claude.max_live_processes", c.Claude.MaxLiveProcesses)
 	atLeastOne(ps, "claude.max_concurrent_spawns", c.Claude.MaxConcurrentSpawns)
 
-	// The CLI runs tools (shell commands) that could read its environment,
-	// so the bot token must never reach it.
+	c.validateEnv(envKey, c.Claude.Env, ps)
+}
+
+// validateEnv checks an env table (claude.env or a project's). The CLI runs
+// tools (shell commands) that could read its environment, so the bot token
+// must never reach it.
+func (c *Config) validateEnv(table string, env map[string]string, ps *problems) {
 	token := c.Telegram.BotToken.Reveal()
-	for name, value := range c.Claude.Env {
-		key := envKey + "." + quoteKey(name)
+	for name, value := range env {
+		key := table + "." + quoteKey(name)
 		switch {
 		case !envNamePattern.MatchString(name):
 			ps.add(key, "not a valid environment variable name (letters, digits and '_', not starting with a digit)")
 		case name == EnvBotToken:
 			ps.add(key, "must not be set: the Claude CLI must never see the bot token")
 		case name == "HOME":
-			ps.add(key, "set claude.home instead")
+			ps.add(key, "set %s instead", strings.TrimSuffix(table, "env")+"home")
 		}
 		if token != "" && strings.Contains(value, token) {
 			ps.add(key, "value contains the bot token; the Claude CLI must never see it")

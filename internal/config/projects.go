@@ -1,0 +1,257 @@
+package config
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/untether/untether/internal/runner"
+)
+
+// DefaultProjectName is the project claude.workdir defines.
+const DefaultProjectName = "default"
+
+// projectsKey is the map-valued section of [projects.<name>] tables.
+const projectsKey = "projects"
+
+// Project is one [projects.<name>] table: a repository the bot can work in.
+// Empty keys take [claude]'s value, so a project only says how it differs.
+type Project struct {
+	// Path is the project's directory. Required; on this machine it must
+	// exist, on another (Host) it must be absolute or start with ~/.
+	Path string `toml:"path"`
+	// Description is shown next to the name by /project.
+	Description string `toml:"description"`
+	// Host, e.g. "user@build01", runs the CLI on that machine through the
+	// system ssh client; empty runs it here.
+	Host string `toml:"host"`
+	// SSHOptions are extra arguments for ssh, e.g. ["-p", "2222"].
+	SSHOptions []string `toml:"ssh_options"`
+	// Binary is the CLI (on Host, for a remote project); empty means
+	// claude.binary.
+	Binary string `toml:"binary"`
+	// Home is HOME for the CLI; empty means claude.home here and the login's
+	// own HOME on another host.
+	Home string `toml:"home"`
+	// Model, PermissionMode, AllowedModes, Env and ExtraArgs override
+	// [claude]'s. AllowedModes may only narrow claude.allowed_modes; Env
+	// is added to claude.env and ExtraArgs to claude.extra_args.
+	Model          string            `toml:"model"`
+	PermissionMode PermissionMode    `toml:"permission_mode"`
+	AllowedModes   []PermissionMode  `toml:"allowed_modes"`
+	Env            map[string]string `toml:"env"`
+	ExtraArgs      []string          `toml:"extra_args"`
+	// WorktreeBase is what /branch creates a new branch from; empty means
+	// the main checkout's current HEAD.
+	WorktreeBase string `toml:"worktree_base"`
+}
+
+// Remote reports whether the project runs on another machine.
+func (p Project) Remote() bool { return p.Host != "" }
+
+// ProjectSettings is a project with [claude]'s values filled in: what a
+// session in it runs with.
+type ProjectSettings struct {
+	Name string
+	Project
+}
+
+// ModeAllowed reports whether the project allows mode.
+func (p ProjectSettings) ModeAllowed(mode PermissionMode) bool {
+	return slices.Contains(p.AllowedModes, mode)
+}
+
+// Project returns the settings of the project called name ("default" is
+// claude.workdir's), matching the name case-insensitively when no project
+// has it exactly.
+func (c *Config) Project(name string) (ProjectSettings, bool) {
+	base := Project{Path: c.Claude.Workdir, Binary: c.Claude.Binary, Home: c.Claude.Home, Model: c.Claude.Model,
+		PermissionMode: c.Claude.PermissionMode, AllowedModes: c.Claude.AllowedModes,
+		Env: c.Claude.Env, ExtraArgs: c.Claude.ExtraArgs}
+	if name == DefaultProjectName && c.Claude.Workdir != "" {
+		return ProjectSettings{Name: name, Project: base}, true
+	}
+	key, ok := c.projectKey(name)
+	if !ok {
+		return ProjectSettings{}, false
+	}
+	p := c.Projects[key]
+	out := ProjectSettings{Name: key, Project: p}
+	if out.Binary == "" {
+		out.Binary = base.Binary
+	}
+	if out.Home == "" && !p.Remote() {
+		out.Home = base.Home
+	}
+	if out.Model == "" {
+		out.Model = base.Model
+	}
+	if len(out.AllowedModes) == 0 {
+		out.AllowedModes = base.AllowedModes
+	}
+	if out.PermissionMode == "" {
+		out.PermissionMode = base.PermissionMode
+	}
+	out.Env = maps.Clone(base.Env)
+	if out.Env == nil {
+		out.Env = map[string]string{}
+	}
+	maps.Copy(out.Env, p.Env)
+	out.ExtraArgs = append(slices.Clone(base.ExtraArgs), p.ExtraArgs...)
+	return out, true
+}
+
+func (c *Config) projectKey(name string) (string, bool) {
+	if _, ok := c.Projects[name]; ok {
+		return name, true
+	}
+	for k := range c.Projects {
+		if strings.EqualFold(k, name) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// ProjectNames lists the projects: "default" first when claude.workdir is
+// set, then the [projects] tables by name.
+func (c *Config) ProjectNames() []string {
+	var names []string
+	if c.Claude.Workdir != "" {
+		names = append(names, DefaultProjectName)
+	}
+	for _, n := range slices.Sorted(maps.Keys(c.Projects)) {
+		if n != DefaultProjectName || c.Claude.Workdir == "" { // else validation refuses it
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// DefaultProjectFor is the project of a chat (or, with topic, a forum
+// topic) that has not chosen one.
+func (c *Config) DefaultProjectFor(topic bool) string {
+	if topic && c.Telegram.TopicDefaultProject != "" {
+		return c.Telegram.TopicDefaultProject
+	}
+	return c.Telegram.DefaultProject
+}
+
+// projectNamePattern keeps names typeable after /project and safe in
+// topic titles and file names.
+var projectNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
+
+// hostPattern is ssh's [user@]host, which must not look like an option.
+var hostPattern = regexp.MustCompile(`^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9._:\[\]-]+$`)
+
+// revPattern is a git revision that cannot be taken for an option.
+var revPattern = regexp.MustCompile(`^[A-Za-z0-9_./@^~{}-]+$`)
+
+// sshManagedOptions would break the stream-json channel: a terminal mangles
+// the lines, and the others detach or drop stdin.
+var sshManagedOptions = []string{"-t", "-tt", "-N", "-f", "-n"}
+
+func (c *Config) validateProjects(ps *problems) {
+	names := slices.Sorted(maps.Keys(c.Projects))
+	for i, name := range names {
+		key := projectsKey + "." + quoteKey(name)
+		switch {
+		case !projectNamePattern.MatchString(name):
+			ps.add(key, "the name %q must be 1-32 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+		case name == DefaultProjectName && c.Claude.Workdir != "":
+			ps.add(key, "the name %q is claude.workdir's project; choose another name", name)
+		case i > 0 && strings.EqualFold(names[i-1], name):
+			ps.add(key, "differs from project %q only in case", names[i-1])
+		}
+		c.validateProject(key, c.Projects[name], ps)
+	}
+
+	names = c.ProjectNames()
+	known := func(n string) bool { _, ok := c.Project(n); return ok }
+	switch dp := c.Telegram.DefaultProject; {
+	case len(names) == 0:
+		// claude.workdir is reported missing.
+	case dp == DefaultProjectName && c.Claude.Workdir == "":
+		ps.add("telegram.default_project", "is %q, but claude.workdir is empty so there is no such project; set it to one of %s", dp, strings.Join(names, ", "))
+	case !known(dp):
+		ps.add("telegram.default_project", "is %q, which is not a project; one of %s", dp, strings.Join(names, ", "))
+	}
+	if tp := c.Telegram.TopicDefaultProject; tp != "" && len(names) > 0 && !known(tp) {
+		ps.add("telegram.topic_default_project", "is %q, which is not a project; one of %s, or empty for telegram.default_project", tp, strings.Join(names, ", "))
+	}
+}
+
+func (c *Config) validateProject(key string, p Project, ps *problems) {
+	remote := p.Remote()
+	switch {
+	case p.Path == "":
+		ps.add(key+".path", "required: the project's directory")
+	case remote:
+		if !strings.HasPrefix(p.Path, "/") && !strings.HasPrefix(p.Path, "~/") {
+			ps.add(key+".path", "%q must be absolute or start with ~/ (a directory on the project's host)", p.Path)
+		}
+	case absPath(ps, key+".path", p.Path, false):
+		isDir(ps, key+".path", p.Path)
+	}
+	if strings.ContainsAny(p.Description, "\n\r") {
+		ps.add(key+".description", "must be one line")
+	}
+	if p.Host != "" && (!hostPattern.MatchString(p.Host) || strings.HasPrefix(p.Host, "-")) {
+		ps.add(key+".host", "%q is not [user@]host", p.Host)
+	}
+	if len(p.SSHOptions) > 0 && !remote {
+		ps.add(key+".ssh_options", "only applies with host")
+	}
+	for i, o := range p.SSHOptions {
+		if o == "" || slices.Contains(sshManagedOptions, o) {
+			ps.add(key+".ssh_options", "entry %d is %q; untether runs ssh -T with the CLI's stream on stdin and stdout, so %s are not allowed", i, o, strings.Join(sshManagedOptions, ", "))
+		}
+	}
+	if b := p.Binary; b != "" && !remote && strings.ContainsRune(b, '/') && !strings.HasPrefix(b, "/") {
+		ps.add(key+".binary", "%q is a relative path; use a command name found on PATH or an absolute path", b)
+	}
+	if p.Home != "" && !remote && absPath(ps, key+".home", p.Home, false) {
+		isDir(ps, key+".home", p.Home)
+	}
+	if p.Model != "" && strings.ContainsAny(p.Model, " \t\n") {
+		ps.add(key+".model", "%q is not one word", p.Model)
+	}
+	c.validateProjectModes(key, p, ps)
+	c.validateEnv(key+".env", p.Env, ps)
+	if err := runner.CheckExtraArgs(p.ExtraArgs); err != nil {
+		ps.add(key+".extra_args", "%v", err)
+	}
+	if b := p.WorktreeBase; b != "" && (!revPattern.MatchString(b) || strings.HasPrefix(b, "-")) {
+		ps.add(key+".worktree_base", "%q is not a git revision", b)
+	}
+}
+
+// validateProjectModes: a project may narrow claude.allowed_modes, never
+// widen it, and its permission mode must be one it allows.
+func (c *Config) validateProjectModes(key string, p Project, ps *problems) {
+	allowed := c.Claude.AllowedModes
+	for i, m := range p.AllowedModes {
+		switch {
+		case !slices.Contains(PermissionModes, m):
+			ps.add(key+".allowed_modes", "entry %d is %q; must be one of %s", i, m, joinModes(PermissionModes))
+		case !c.Claude.ModeAllowed(m):
+			ps.add(key+".allowed_modes", "entry %d is %q, which claude.allowed_modes (%s) does not allow; a project may only narrow that list", i, m, joinModes(c.Claude.AllowedModes))
+		case slices.Index(p.AllowedModes, m) != i:
+			ps.add(key+".allowed_modes", "lists %q twice", m)
+		}
+	}
+	if len(p.AllowedModes) > 0 {
+		allowed = p.AllowedModes
+	}
+	mode, from := p.PermissionMode, key+".permission_mode"
+	if mode == "" {
+		mode, from = c.Claude.PermissionMode, "claude.permission_mode"
+	} else if !slices.Contains(PermissionModes, mode) {
+		ps.add(key+".permission_mode", "is %q; must be one of %s", mode, joinModes(PermissionModes))
+		return
+	}
+	if !slices.Contains(allowed, mode) && slices.Contains(PermissionModes, mode) {
+		ps.add(key+".permission_mode", "the project's mode (%s: %q) is not in its allowed modes (%s); set permission_mode to one of them", from, mode, joinModes(allowed))
+	}
+}
