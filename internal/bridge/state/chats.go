@@ -18,14 +18,19 @@ type Chat struct {
 	Model          string
 	PermissionMode string
 	Workdir        string
-	LastActive     time.Time
+	// Project and Branch are the project (a config name) and git worktree
+	// the chat's users chose with /project, /topic, /branch or a Resume;
+	// "" follows the config's default project and its main checkout.
+	Project    string
+	Branch     string
+	LastActive time.Time
 	// CostUSD and Turns accumulate across turns. RecordTurn owns them:
 	// PutChat writes them only when it creates the row.
 	CostUSD float64
 	Turns   int
 }
 
-const chatColumns = `chat_id, thread_id, session_id, model, permission_mode, workdir, last_active, cost_usd, turns`
+const chatColumns = `chat_id, thread_id, session_id, model, permission_mode, workdir, project, branch, last_active, cost_usd, turns`
 
 func scanChat(row interface{ Scan(...any) error }) (Chat, error) {
 	var (
@@ -33,7 +38,7 @@ func scanChat(row interface{ Scan(...any) error }) (Chat, error) {
 		active int64
 	)
 	err := row.Scan(&c.Key.Chat, &c.Key.Thread, &c.SessionID, &c.Model, &c.PermissionMode,
-		&c.Workdir, &active, &c.CostUSD, &c.Turns)
+		&c.Workdir, &c.Project, &c.Branch, &active, &c.CostUSD, &c.Turns)
 	c.LastActive = fromNanos(active)
 	return c, err
 }
@@ -57,14 +62,16 @@ func (s *Store) GetChat(ctx context.Context, key ChatKey) (Chat, error) {
 // was recorded must not erase that turn's cost.
 func (s *Store) PutChat(ctx context.Context, c Chat) error {
 	_, err := s.exec(ctx, `
-INSERT INTO chats (`+chatColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO chats (`+chatColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (chat_id, thread_id) DO UPDATE SET
 	session_id      = excluded.session_id,
 	model           = excluded.model,
 	permission_mode = excluded.permission_mode,
 	workdir         = excluded.workdir,
+	project         = excluded.project,
+	branch          = excluded.branch,
 	last_active     = excluded.last_active`,
-		c.Key.Chat, c.Key.Thread, c.SessionID, c.Model, c.PermissionMode, c.Workdir,
+		c.Key.Chat, c.Key.Thread, c.SessionID, c.Model, c.PermissionMode, c.Workdir, c.Project, c.Branch,
 		toNanos(c.LastActive), c.CostUSD, c.Turns)
 	if err != nil {
 		return fmt.Errorf("save chat %s: %w", c.Key, err)

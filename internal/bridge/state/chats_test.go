@@ -24,7 +24,7 @@ func TestPutGetChat(t *testing.T) {
 	key := state.ChatKey{Chat: -100200, Thread: 7}
 	c := state.Chat{
 		Key: key, SessionID: "sess-1", Model: "opus", PermissionMode: "default",
-		Workdir: "/home/dev/p", LastActive: t0, CostUSD: 0.5, Turns: 2,
+		Workdir: "/home/dev/p", Project: "api", Branch: "feature", LastActive: t0, CostUSD: 0.5, Turns: 2,
 	}
 	require.NoError(t, s.PutChat(ctx, c))
 	got, err := s.GetChat(ctx, key)

@@ -1,7 +1,9 @@
 // Package state is the daemon's durable memory: a single SQLite database
 // (modernc.org/sqlite, so no cgo) holding everything a restart must not lose.
 //
-// It keeps the Telegram update offset, per-chat session identity and settings,
+// It keeps the Telegram update offset, per-chat session identity and settings
+// (the project and branch a chat chose among them), the session each (chat,
+// project, branch) resumes and the history of every session a chat ran,
 // the ids of "live" Telegram messages (progress messages and pending approval
 // prompts) so a restarted daemon can reconcile orphans, the approval audit log
 // with an atomic decide-once rule, per-turn statistics with a cumulative cost

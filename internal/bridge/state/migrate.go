@@ -8,8 +8,9 @@ import (
 
 // MigrateChat moves a chat's state to the id Telegram gave it when a group
 // became a supergroup (migrate_to_chat_id): its sessions and settings (one
-// row per topic), turns, approvals, undelivered outbox items, the schedules
-// the chat made and its prompts waiting for a limit to reset. Live
+// row per topic), its projects' sessions and session history, turns,
+// approvals, undelivered outbox items, the schedules the chat made and its
+// prompts waiting for a limit to reset. Live
 // message records are dropped: their message ids belong to the old chat
 // and cannot be edited in the new one. Where the new chat already has a
 // row for a topic with history of its own, that row wins. Migrating again,
@@ -28,6 +29,9 @@ func (s *Store) MigrateChat(ctx context.Context, from, to ChatID) error {
 				AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.chat_id = :to AND t.thread_id = chats.thread_id)`,
 			`UPDATE OR IGNORE chats SET chat_id = :to WHERE chat_id = :from`,
 			`UPDATE turns SET chat_id = :to WHERE chat_id = :from`,
+			`UPDATE OR IGNORE project_sessions SET chat_id = :to WHERE chat_id = :from`,
+			`DELETE FROM project_sessions WHERE chat_id = :from`,
+			`UPDATE sessions SET chat_id = :to WHERE chat_id = :from`,
 			`UPDATE approvals SET chat_id = :to WHERE chat_id = :from`,
 			`UPDATE outbox SET chat_id = :to WHERE chat_id = :from`,
 			// A file schedule names its chat in the config; the file wins.

@@ -191,6 +191,46 @@ CREATE TABLE settings (
 	value TEXT NOT NULL
 );
 `,
+	// 7: projects. A chat keeps the project and branch its users chose
+	// ('' follows the config), the session each (chat, project, branch)
+	// resumes, and every session it ran, for /sessions. Existing chats
+	// ran in claude.workdir, the project "default": their sessions are
+	// filed there, with the turns and cost the turns table recorded.
+	`
+ALTER TABLE chats ADD COLUMN project TEXT NOT NULL DEFAULT '';
+ALTER TABLE chats ADD COLUMN branch  TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE project_sessions (
+	chat_id    INTEGER NOT NULL,
+	thread_id  INTEGER NOT NULL DEFAULT 0,
+	project    TEXT    NOT NULL,
+	branch     TEXT    NOT NULL DEFAULT '',
+	session_id TEXT    NOT NULL DEFAULT '',
+	PRIMARY KEY (chat_id, thread_id, project, branch)
+);
+
+CREATE TABLE sessions (
+	session_id   TEXT    PRIMARY KEY,
+	chat_id      INTEGER NOT NULL,
+	thread_id    INTEGER NOT NULL DEFAULT 0,
+	project      TEXT    NOT NULL,
+	branch       TEXT    NOT NULL DEFAULT '',
+	first_prompt TEXT    NOT NULL DEFAULT '',
+	started_at   INTEGER NOT NULL,
+	last_active  INTEGER NOT NULL,
+	turns        INTEGER NOT NULL DEFAULT 0,
+	cost_usd     REAL    NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_chat ON sessions (chat_id, thread_id, last_active);
+
+INSERT INTO project_sessions (chat_id, thread_id, project, session_id)
+	SELECT chat_id, thread_id, 'default', session_id FROM chats WHERE session_id <> '';
+INSERT INTO sessions (session_id, chat_id, thread_id, project, started_at, last_active, turns, cost_usd)
+	SELECT session_id, min(chat_id), min(thread_id), 'default', min(started_at), max(started_at + duration_ns), count(*), sum(cost_usd)
+	FROM turns WHERE session_id <> '' GROUP BY session_id;
+INSERT OR IGNORE INTO sessions (session_id, chat_id, thread_id, project, started_at, last_active)
+	SELECT session_id, chat_id, thread_id, 'default', last_active, last_active FROM chats WHERE session_id <> '';
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one

@@ -25,8 +25,8 @@ type TurnRecord struct {
 }
 
 // RecordTurn stores rec and, in the same transaction, adds its cost to the
-// chat's cumulative cost, counts the turn and moves the chat's LastActive to
-// the turn's end if that is later. A chat without a row gets one, so stats
+// chat's cumulative cost and to its session's (see NoteSession), counts the
+// turn and moves the chat's LastActive to the turn's end if that is later. A chat without a row gets one, so stats
 // are never dropped for want of a PutChat. A zero StartedAt means the turn
 // ended now.
 func (s *Store) RecordTurn(ctx context.Context, rec TurnRecord) error {
@@ -52,6 +52,11 @@ ON CONFLICT (chat_id, thread_id) DO UPDATE SET
 	last_active = max(chats.last_active, excluded.last_active)`,
 			rec.Key.Chat, rec.Key.Thread, rec.SessionID, toNanos(ended), rec.CostUSD); err != nil {
 			return fmt.Errorf("update chat totals: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `
+UPDATE sessions SET turns = turns + 1, cost_usd = cost_usd + ?, last_active = max(last_active, ?)
+WHERE session_id = ?`, rec.CostUSD, toNanos(ended), rec.SessionID); err != nil {
+			return fmt.Errorf("update session totals: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `
 INSERT INTO turns (chat_id, thread_id, session_id, started_at, duration_ns, cost_usd, context_pct, ok, terminal_reason,
