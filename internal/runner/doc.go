@@ -22,6 +22,16 @@
 // CLI's pid, /proc start time and tag, so the next start can KillLeftovers of
 // a killed instance without ever touching a reused pid.
 //
+// A session normally names its conversation (--session-id, then --resume);
+// with Config.Continue its first process takes the latest conversation in
+// the workdir (--continue), e.g. one started at a terminal, and adopts the
+// id the CLI reports. With Config.Remote the CLI runs on another machine
+// through the system ssh client (remote.go): the supervised process is the
+// local ssh, the stream-json crosses ssh's pipes, the environment is sent
+// on stdin (never on a command line), and a small POSIX sh wrapper on the
+// remote side ties the CLI to the channel, so a closed or dead connection
+// ends it (ssh without a terminal would leave it running).
+//
 // Each spawn resolves the binary and checks the workdir again (preflight.go):
 // an updated binary is used by the next process, and a missing one or a
 // deleted workdir is a *MissingError (ErrBinaryMissing, ErrWorkdirMissing)

@@ -38,6 +38,15 @@ var errNotDir = errors.New("not a directory")
 // by the next process, one that vanished gives ErrBinaryMissing, and a
 // deleted workdir gives ErrWorkdirMissing instead of being recreated.
 func (s *Session) preflight() (string, error) {
+	if r := s.cfg.Remote; r != nil {
+		// The CLI and the directory are on the other host: the wrapper
+		// reports them (remote.go). Here only ssh must be there.
+		ssh, err := exec.LookPath(r.sshBinary())
+		if err != nil {
+			return "", &MissingError{Kind: ErrBinaryMissing, Path: r.sshBinary(), Err: err}
+		}
+		return ssh, nil
+	}
 	bin, err := exec.LookPath(s.cfg.Binary)
 	if err != nil {
 		return "", &MissingError{Kind: ErrBinaryMissing, Path: s.cfg.Binary, Err: err}

@@ -88,9 +88,13 @@ func (s *Session) args(id SessionID, resume bool) []string {
 	if s.cfg.IncludePartialMessages {
 		args = append(args, "--include-partial-messages")
 	}
-	if resume {
+	switch {
+	case s.cont:
+		// The CLI picks the conversation; its system/init names it.
+		args = append(args, "--continue")
+	case resume:
 		args = append(args, "--resume", string(id))
-	} else {
+	default:
 		args = append(args, "--session-id", string(id))
 	}
 	if s.cfg.MaxBudgetUSD != nil {
@@ -124,12 +128,18 @@ func (s *Session) spawn(ctx context.Context) error {
 	s.mu.Lock()
 	id, resume := s.id, s.resume
 	args := s.args(id, resume)
-	env := BuildEnv(s.cfg.InheritEnv, s.cfg.Env)
 	s.mu.Unlock()
-	tag := uuid.NewString()
-	env = append(env, procTagEnv+"="+tag)
-
-	proc, err := s.start(bin, args, env)
+	var l launch
+	if s.cfg.Remote != nil {
+		l, err = s.remoteLaunch(bin, args) // remote.go
+	} else {
+		l = launch{bin: bin, args: args, env: BuildEnv(s.cfg.InheritEnv, s.cfg.Env), dir: s.cfg.Workdir, tag: uuid.NewString()}
+		l.env = append(l.env, procTagEnv+"="+l.tag)
+	}
+	var proc *process
+	if err == nil {
+		proc, err = s.start(l)
+	}
 	if err != nil {
 		release()
 		if s.cfg.Pool != nil {
@@ -137,7 +147,7 @@ func (s *Session) spawn(ctx context.Context) error {
 		}
 		return err
 	}
-	proc.tag = tag
+	proc.tag = l.tag
 	s.track(proc, true)
 	proc.started = release
 	// A CLI that prints nothing (it waits for input) still frees the slot.
@@ -147,6 +157,7 @@ func (s *Session) spawn(ctx context.Context) error {
 	s.mu.Lock()
 	s.proc = proc
 	s.resume = true // from now on this id exists (or will, once a turn ran)
+	s.cont = false  // and a --continue process has adopted its id at init
 	s.setStateLocked(StateIdle)
 	s.recomputeStateLocked()
 	s.lastActive = time.Now()
@@ -157,7 +168,8 @@ func (s *Session) spawn(ctx context.Context) error {
 	return nil
 }
 
-func (s *Session) start(bin string, args, env []string) (*process, error) {
+func (s *Session) start(l launch) (*process, error) {
+	bin := l.bin
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start CLI: stdin pipe: %w", err)
@@ -168,9 +180,9 @@ func (s *Session) start(bin string, args, env []string) (*process, error) {
 		inW.Close()
 		return nil, fmt.Errorf("start CLI: stdout pipe: %w", err)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = s.cfg.Workdir
-	cmd.Env = env
+	cmd := exec.Command(bin, l.args...)
+	cmd.Dir = l.dir
+	cmd.Env = l.env
 	cmd.Stdin = inR
 	// stdout is our own pipe, not StdoutPipe: Wait closes StdoutPipe's read
 	// end as soon as the process exits, which can lose its last frames.
@@ -192,8 +204,16 @@ func (s *Session) start(bin string, args, env []string) (*process, error) {
 	}
 	inR.Close()
 	outW.Close()
-	return &process{cmd: cmd, stdin: inW, stdout: outR, pid: cmd.Process.Pid,
-		stderr: tail, exited: make(chan struct{})}, nil
+	proc := &process{cmd: cmd, stdin: inW, stdout: outR, pid: cmd.Process.Pid,
+		stderr: tail, exited: make(chan struct{})}
+	if len(l.stdin) > 0 {
+		// Far below the pipe's buffer, so this does not wait for the
+		// process to read it.
+		if _, err := inW.Write(l.stdin); err != nil {
+			s.log.Warn().Err(err).Msg("write the remote CLI's environment")
+		}
+	}
+	return proc, nil
 }
 
 // tailBuffer keeps the last max bytes written (the CLI's stderr).

@@ -55,12 +55,21 @@ type Config struct {
 	InheritEnv []string
 	// IncludePartialMessages streams answer text as TextDelta events.
 	IncludePartialMessages bool
-	IdleTimeout            time.Duration  // 0: never close an idle process
-	StopTimeout            time.Duration  // each step of interrupt and close
-	ControlTimeout         time.Duration  // host → CLI control requests
-	Pool                   *Pool          // nil: no spawn or live limits
-	Procs                  ProcessTracker // nil: processes are not recorded
-	Logger                 zerolog.Logger
+	// Continue starts the first process with --continue: the most recent
+	// conversation in Workdir, whichever program started it (a terminal,
+	// another session). The id the session was made with is replaced by
+	// the one the CLI's system/init reports.
+	Continue bool
+	// Remote runs the CLI on another machine through ssh (remote.go);
+	// Binary and Workdir are then that machine's.
+	Remote *Remote
+
+	IdleTimeout    time.Duration  // 0: never close an idle process
+	StopTimeout    time.Duration  // each step of interrupt and close
+	ControlTimeout time.Duration  // host → CLI control requests
+	Pool           *Pool          // nil: no spawn or live limits
+	Procs          ProcessTracker // nil: processes are not recorded
+	Logger         zerolog.Logger
 	// MaxBudgetUSD, when set, is asked at each spawn what the process may
 	// spend; a positive answer becomes --max-budget-usd, which caps the
 	// process's own spending (not the session's, which continues across
@@ -95,6 +104,7 @@ type Session struct {
 	mu         sync.Mutex
 	id         SessionID
 	resume     bool // a process has used id: resume it instead of --session-id
+	cont       bool // the next process continues the latest conversation (Config.Continue)
 	proc       *process
 	state      State
 	turnOpen   bool
@@ -140,6 +150,7 @@ func NewSession(cfg Config, id SessionID, resume bool, costBaseline float64) (*S
 		events:    make(chan Event, 256),
 		id:        id,
 		resume:    resume,
+		cont:      cfg.Continue,
 		state:     StateExited,
 		approvals: make(map[RequestID]json.RawMessage),
 		inflight:  make(map[MessageUUID][]byte),

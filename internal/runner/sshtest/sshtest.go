@@ -1,0 +1,260 @@
+// Package sshtest runs a throwaway OpenSSH server for tests of projects on
+// another host: the system sshd (Debian's openssh-server), bound to
+// 127.0.0.1 on a free port, with a host key and one client key made for the
+// test, accepting only that key for the current user. The "remote" machine
+// is this one, seen through a real ssh connection.
+//
+// Like the real-CLI tests, a missing sshd skips the test, or fails it when
+// UNTETHER_REQUIRE_REAL_CLAUDE=1 (scripts/test.sh installs openssh-server).
+package sshtest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// envRequire is claudetest.EnvRequire; the two helpers skip and fail alike.
+const envRequire = "UNTETHER_REQUIRE_REAL_CLAUDE"
+
+// sshdPaths are where distributions put sshd (it is not on a user's PATH).
+var sshdPaths = []string{"/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd"}
+
+// Server is a running sshd.
+type Server struct {
+	// Host is the destination for ssh: <current user>@127.0.0.1.
+	Host string
+	Port int
+	// Options are the ssh arguments that reach it with the test's key and
+	// nothing from the user's own ssh configuration.
+	Options []string
+	// Dir holds the keys, the config and known_hosts.
+	Dir string
+
+	cmd  *exec.Cmd
+	logs *lockedLog
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s + "\n")
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Logs is what sshd wrote so far.
+func (s *Server) Logs() string { return s.logs.String() }
+
+// Start starts sshd for t and stops it when t ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	sshd := find(sshdPaths)
+	keygen, kerr := exec.LookPath("ssh-keygen")
+	if sshd == "" || kerr != nil {
+		msg := "sshd or ssh-keygen is not installed (apt-get install openssh-server openssh-client)"
+		if os.Getenv(envRequire) == "1" {
+			t.Fatalf("sshtest: %s, and %s=1 forbids skipping", msg, envRequire)
+		}
+		t.Skipf("sshtest: %s", msg)
+	}
+	me, err := user.Current()
+	if err != nil {
+		t.Fatalf("sshtest: current user: %v", err)
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatalf("sshtest: %v", err)
+	}
+	for _, k := range []string{"host_key", "client_key"} {
+		if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-C", "untether-test", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
+			t.Fatalf("sshtest: ssh-keygen %s: %v: %s", k, err, out)
+		}
+	}
+	clientPub := readFile(t, filepath.Join(dir, "client_key.pub"))
+	writeFile(t, filepath.Join(dir, "authorized_keys"), clientPub)
+	if os.Geteuid() == 0 {
+		// sshd refuses to start as root without its privilege separation
+		// directory, which the service's unit would have made.
+		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+			t.Fatalf("sshtest: %v", err)
+		}
+	}
+
+	var srv *Server
+	for attempt := 0; attempt < 5 && srv == nil; attempt++ {
+		port := freePort(t)
+		srv = start(t, sshd, dir, me.Username, port)
+	}
+	if srv == nil {
+		t.Fatalf("sshtest: sshd did not start")
+	}
+	hostPub := strings.TrimSpace(readFile(t, filepath.Join(dir, "host_key.pub")))
+	known := filepath.Join(dir, "known_hosts")
+	writeFile(t, known, fmt.Sprintf("[127.0.0.1]:%d %s\n", srv.Port, hostPub))
+	srv.Host = me.Username + "@127.0.0.1"
+	srv.Options = []string{"-F", "/dev/null", "-p", strconv.Itoa(srv.Port), "-i", filepath.Join(dir, "client_key"),
+		"-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none", "-o", "UserKnownHostsFile=" + known,
+		"-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes", "-o", "LogLevel=ERROR"}
+	return srv
+}
+
+// start runs sshd on port and waits until it listens; nil if the port was
+// taken meanwhile.
+func start(t testing.TB, sshd, dir, username string, port int) *Server {
+	t.Helper()
+	conf := filepath.Join(dir, "sshd_config")
+	writeFile(t, conf, strings.Join([]string{
+		"ListenAddress 127.0.0.1",
+		"Port " + strconv.Itoa(port),
+		"HostKey " + filepath.Join(dir, "host_key"),
+		"AuthorizedKeysFile " + filepath.Join(dir, "authorized_keys"),
+		"PidFile " + filepath.Join(dir, "sshd.pid"),
+		"AllowUsers " + username,
+		"PermitRootLogin prohibit-password",
+		"PubkeyAuthentication yes",
+		"PasswordAuthentication no",
+		"KbdInteractiveAuthentication no",
+		"UsePAM no",
+		"StrictModes no",
+		"UseDNS no",
+		"PrintMotd no",
+		"PrintLastLog no",
+		"X11Forwarding no",
+		"AllowTcpForwarding no",
+		"LogLevel INFO",
+		"",
+	}, "\n"))
+	cmd := exec.Command(sshd, "-D", "-e", "-f", conf)
+	// Its own group, so the cleanup reaches the per-connection children.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatalf("sshtest: %v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("sshtest: start %s: %v", sshd, err)
+	}
+	logs := &lockedLog{}
+	listening := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			logs.add(line)
+			if !sent && strings.Contains(line, "Server listening on 127.0.0.1 port "+strconv.Itoa(port)) {
+				listening <- true
+				sent = true
+			}
+		}
+		if !sent {
+			listening <- false
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	timer := time.NewTimer(30 * time.Second)
+	defer timer.Stop()
+	select {
+	case ok := <-listening:
+		if !ok {
+			<-exited
+			if strings.Contains(logs.String(), "Address already in use") {
+				return nil
+			}
+			t.Fatalf("sshtest: sshd exited before listening:\n%s", logs.String())
+		}
+	case <-timer.C:
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		t.Fatalf("sshtest: sshd did not listen within 30s:\n%s", logs.String())
+	}
+	srv := &Server{Port: port, Dir: dir, cmd: cmd, logs: logs}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("sshd log:\n%s", logs.String())
+		}
+	})
+	return srv
+}
+
+// Run runs command on the server through ssh and returns its output.
+func (s *Server) Run(ctx context.Context, command string) (string, error) {
+	args := append([]string{"-T", "-o", "BatchMode=yes"}, s.Options...)
+	args = append(args, s.Host, "--", command)
+	out, err := exec.CommandContext(ctx, "ssh", args...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("ssh %s: %w: %s", command, err, out)
+	}
+	return string(out), nil
+}
+
+func find(paths []string) string {
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("sshd"); err == nil {
+		return p
+	}
+	return ""
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("sshtest: find a free port: %v", err)
+	}
+	defer l.Close()
+	addr, ok := l.Addr().(*net.TCPAddr)
+	if !ok {
+		t.Fatalf("sshtest: not a TCP address: %v", l.Addr())
+	}
+	return addr.Port
+}
+
+func readFile(t testing.TB, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("sshtest: %v", err)
+	}
+	return string(b)
+}
+
+func writeFile(t testing.TB, p, content string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatalf("sshtest: %v", err)
+	}
+}
