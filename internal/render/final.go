@@ -22,6 +22,11 @@ type FinalMeta struct {
 	// Notes are plain-text lines the caller adds above those notices (a
 	// scheduled turn, a budget or subscription-window warning).
 	Notes []string
+	// Project names where the turn ran, shown in the footer when set.
+	Project string
+	// ResumeLine, when set, is a command that takes the session over at a
+	// terminal ("claude --resume <id>"), shown under the footer as code.
+	ResumeLine string
 }
 
 // Layout limits of final messages, in UTF-16 units.
@@ -29,6 +34,7 @@ const (
 	errorDetailMax = 600
 	stderrTailMax  = 1500
 	resetTextMax   = 40
+	resumeLineMax  = 120
 )
 
 // RenderFinal renders a turn's result as one or more messages, each at most
@@ -80,6 +86,12 @@ func RenderFinal(tc runner.TurnCompleted, meta FinalMeta) []string {
 		}
 		tail.text(footer)
 	}
+	if line := Truncate(oneLine(meta.ResumeLine), resumeLineMax); line != "" {
+		newline(&tail)
+		tail.raw("<code>")
+		tail.text(line)
+		tail.raw("</code>")
+	}
 	chunks := SplitHTML(body, SafeChunkLimit)
 	if len(chunks) == 0 {
 		chunks = []string{"<i>(no text answer)</i>"}
@@ -129,6 +141,9 @@ func finalFooter(tc runner.TurnCompleted, meta FinalMeta) string {
 	}
 	if m := Truncate(oneLine(meta.Model), footerModelMax); m != "" {
 		parts = append(parts, m)
+	}
+	if p := Truncate(oneLine(meta.Project), footerModelMax); p != "" {
+		parts = append(parts, "📁 "+p)
 	}
 	return strings.Join(parts, " · ")
 }

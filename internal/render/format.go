@@ -37,6 +37,9 @@ func formatDelay(d time.Duration) string {
 	return FormatElapsed(d)
 }
 
+// FormatCost is "$0.0123" under a dollar and "$1.23" above.
+func FormatCost(usd float64) string { return formatCost(usd) }
+
 // formatCost is "$0.0123" under a dollar and "$1.23" above.
 func formatCost(usd float64) string {
 	if usd < 1 {

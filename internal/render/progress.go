@@ -186,6 +186,9 @@ func (t *Turn) writeHeader(w *htmlText, phase Phase, now time.Time) {
 	if t.Steps > 0 {
 		w.text(" · " + plural(t.Steps, "step", "steps"))
 	}
+	if p := Truncate(oneLine(t.Project), footerModelMax); p != "" {
+		w.text(" · 📁 " + p)
+	}
 }
 
 func (t *Turn) writeFooter(w *htmlText) {

@@ -17,7 +17,10 @@ type StatusInfo struct {
 	ProcessState     string // e.g. "running", "idle", "stopped"
 	PendingApprovals int
 	// Pending lists the requests waiting for the user, oldest first.
-	Pending    []PendingItem
+	Pending []PendingItem
+	// Project is where the session runs ("api", "api · feature"); shown
+	// when set.
+	Project    string
 	Workdir    string
 	LastActive time.Time
 	Now        time.Time
@@ -110,6 +113,9 @@ func RenderStatus(s StatusInfo) string {
 		if !p.Since.IsZero() && !s.Now.Before(p.Since) {
 			w.text(" · waiting " + FormatElapsed(s.Now.Sub(p.Since)))
 		}
+	}
+	if s.Project != "" {
+		field("Project", s.Project, false)
 	}
 	field("Workdir", s.Workdir, true)
 	last := "never"

@@ -160,6 +160,9 @@ type Turn struct {
 	SessionID runner.SessionID
 	Model     string
 	Mode      runner.PermissionMode
+	// Project names where the turn runs ("api", "api · feature"), shown
+	// in the header when set (a daemon with several projects).
+	Project string
 	// StartedAt is when the turn began: [NewTurn]'s argument, else the
 	// time of the first applied event.
 	StartedAt time.Time
