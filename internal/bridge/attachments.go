@@ -80,7 +80,7 @@ func attachmentOf(m *models.Message) (attachment, bool) {
 func (c *chat) sendAttachment(m *models.Message) {
 	a, _ := attachmentOf(m)
 	cfg := c.b.Config()
-	a.workdir, a.limitMB = cfg.Claude.Workdir, cfg.Files.MaxUploadMB
+	a.workdir, a.limitMB = c.uploadDir(cfg), cfg.Files.MaxUploadMB // projects.go
 	if a.size > cfg.Files.MaxUploadBytes() {
 		c.reply((&uploadError{tooBig(a.limitMB)}).userText(), m.ID)
 		return
@@ -130,6 +130,10 @@ func (b *Bridge) attachmentInput(ctx context.Context, a attachment, log zerolog.
 	}
 	if a.photo && !imageTypes[mt] {
 		return in, fmt.Errorf("the photo is %s, not an image Claude can read", mt)
+	}
+	if a.workdir == "" {
+		// A project on another host cannot read this machine's files.
+		return in, errors.New("only pictures (up to about 3.7 MB) reach a project on another host; other files would be saved on this machine, where Claude cannot read them")
 	}
 	name := a.name
 	if name == "" {

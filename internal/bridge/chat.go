@@ -68,6 +68,12 @@ type chat struct {
 	sends     sendQueue
 	inputs    map[runner.MessageUUID]*outgoing
 	sentOrder []runner.MessageUUID
+	// sessPlace is where sess runs (projects.go); continueNext makes the
+	// next session continue the directory's latest conversation
+	// (/continue); promptNoted: the session's first prompt is kept.
+	sessPlace    place
+	continueNext bool
+	promptNoted  bool
 	// curUpdate is the update of the mailbox item being handled; a handler
 	// that finishes it later (a message handed to the CLI off the actor)
 	// takes it.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
 
@@ -67,30 +66,25 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	if c.sess != nil {
 		return c.sess, nil
 	}
-	cfg := c.b.Config()
-	rec := c.record()
-	mode, model, workdir := c.spawnSettings(cfg) // settings.go
-	env := map[string]string{}
-	for k, v := range cfg.Claude.Env {
-		env[k] = v
-	}
-	if cfg.Claude.Home != "" {
-		env["HOME"] = cfg.Claude.Home
-	}
-	sess, err := runner.NewSession(runner.Config{
-		Binary: cfg.Claude.Binary, Workdir: workdir, PermissionMode: mode, Model: model,
-		ExtraArgs: cfg.Claude.ExtraArgs, Env: env, InheritEnv: c.b.opts.InheritEnv,
-		IncludePartialMessages: true,
-		IdleTimeout:            cfg.Claude.IdleTimeout.Std(), StopTimeout: cfg.Claude.StopTimeout.Std(),
-		Pool: c.b.opts.Pool, Procs: procRecorder{c.b}, Logger: c.log, MaxBudgetUSD: c.budgetCap,
-	}, runner.SessionID(rec.SessionID), rec.SessionID != "", 0)
+	rc, pl, sid := c.spawnConfig(c.b.Config()) // settings.go
+	rc.InheritEnv, rc.IncludePartialMessages = c.b.opts.InheritEnv, true
+	rc.Pool, rc.Procs, rc.Logger = c.b.opts.Pool, procRecorder{c.b}, c.log
+	rc.MaxBudgetUSD = c.budgetCap // budget.go
+	sess, err := runner.NewSession(rc, runner.SessionID(sid), sid != "", 0)
 	if err != nil {
 		return nil, err
 	}
 	c.sess, c.events = sess, sess.Events()
 	c.live.Store(sess)
-	c.rec.SessionID = string(sess.ID())
-	c.saveRecord()
+	c.sessPlace, c.continueNext = pl, false
+	if rc.Continue {
+		// The CLI names the session it continues at its first turn
+		// (TurnStarted); until then there is none to note.
+		c.rec.SessionID = ""
+		c.saveRecord()
+	} else {
+		c.noteSession(string(sess.ID())) // projects.go
+	}
 	c.log = c.b.log.With().Str("chat", c.key.String()).Str("session", string(sess.ID())).Logger()
 	return sess, nil
 }
@@ -130,7 +124,7 @@ func (c *chat) sendOutgoing(o *outgoing) {
 	}
 	if _, err := c.ensureSession(); err != nil {
 		c.log.Error().Err(err).Msg("create session")
-		c.reply("⚠️ Could not start Claude: "+render.EscapeHTML(err.Error()), o.msgID)
+		c.reply(c.startErrorText(err), o.msgID) // projects.go
 		return
 	}
 	if c.turn == nil || c.turn.done {

@@ -23,6 +23,11 @@ var commandHelp = []render.CommandHelp{
 	{Command: "at", Description: "Send a prompt later: /at 30m PROMPT, /at 09:00 PROMPT"},
 	{Command: "every", Description: "Send a prompt on a schedule: /every \"0 9 * * 1-5\" PROMPT"},
 	{Command: "schedules", Description: "This chat's schedules; /schedules pause or resume"},
+	{Command: "project", Description: "Show or switch the project (in a topic: bind it)"},
+	{Command: "topic", Description: "New forum topic for a project: /topic NAME [BRANCH]"},
+	{Command: "branch", Description: "Work in a git worktree: /branch NAME, /branch - for main"},
+	{Command: "sessions", Description: "This chat's last sessions, with Resume buttons"},
+	{Command: "continue", Description: "Continue the latest session in the project, e.g. from a terminal"},
 	{Command: "help", Description: "What this bot can do"},
 }
 
@@ -57,17 +62,41 @@ func (c *chat) onCommand(cmd command, m *models.Message) {
 		c.scheduleEvery(cmd.Args, m) // schedules.go
 	case "schedules":
 		c.schedulesCommand(cmd.Args, m.ID) // schedules.go
+	case "project":
+		c.chooseProject(cmd.Args, m.ID) // projects.go
+	case "topic":
+		c.createTopic(cmd.Args, m) // topics.go
+	case "branch":
+		c.chooseBranch(cmd.Args, m.ID) // worktrees.go
+	case "sessions":
+		c.listSessions(m.ID) // sessions.go
+	case "continue":
+		c.continueLatest(m.ID) // sessions.go
 	default:
 		// Claude's own slash commands (/compact, …) go to the CLI as text.
 		c.sendToClaude(m.Text, m.ID)
 	}
 }
 
+// closeDetached ends a session the chat let go of (/new, a switch): its
+// turn is interrupted and its CLI closed, while nobody shows its last
+// frames.
+func closeDetached(b *Bridge, old *runner.Session, events <-chan runner.Event) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.runCtx), time.Minute)
+	defer cancel()
+	_ = old.Interrupt(ctx)
+	go func() {
+		for range events {
+		}
+	}()
+	_ = old.Close(ctx)
+}
+
 func (c *chat) status() string {
 	rec := c.record()
-	cfg := c.b.Config()
+	project, workdir := c.statusPlace() // projects.go
 	info := render.StatusInfo{SessionID: rec.SessionID, Model: modelName(c.currentModel()), Mode: string(c.currentMode()),
-		CostUSD: rec.CostUSD, Turns: rec.Turns, Workdir: cfg.Claude.Workdir, LastActive: rec.LastActive,
+		CostUSD: rec.CostUSD, Turns: rec.Turns, Project: project, Workdir: workdir, LastActive: rec.LastActive,
 		PendingApprovals: len(c.approvals), Pending: c.pendingItems(), Now: time.Now(), ProcessState: string(runner.StateExited)}
 	if c.sess != nil {
 		info.ProcessState = string(c.sess.State())
@@ -93,27 +122,9 @@ func (c *chat) newSession(replyTo int) {
 // resetSession forgets the chat's session (/new, and schedules with
 // fresh_session); the next message starts a new one.
 func (c *chat) resetSession() {
-	if old := c.sess; old != nil {
-		events := c.events
-		c.sess, c.events = nil, nil
-		c.live.Store(nil)
-		for _, a := range c.approvals {
-			c.closeApproval(a, "withdrawn", render.DecisionWithdrawn, nil, "/new")
-		}
-		if c.turn != nil && !c.turn.done {
-			c.finishProgress(c.turn, true)
-		}
-		go func() {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.b.runCtx), time.Minute)
-			defer cancel()
-			_ = old.Interrupt(ctx)
-			go func() {
-				for range events { // nobody shows the old session's last frames
-				}
-			}()
-			_ = old.Close(ctx)
-		}()
-	}
+	c.dropSession("/new") // projects.go
+	c.continueNext = false
+	c.forgetPlaceSession()
 	if err := c.b.store.ForgetSession(c.ctx(), c.key); err != nil {
 		c.log.Error().Err(err).Msg("forget session")
 	}

@@ -81,7 +81,7 @@ func (c *chat) pump() {
 	if err != nil {
 		c.log.Error().Err(err).Msg("create session")
 		for _, o := range c.sends.queue {
-			c.reply("⚠️ Could not start Claude: "+render.EscapeHTML(err.Error()), o.msgID)
+			c.reply(c.startErrorText(err), o.msgID) // projects.go
 			c.finishOutgoing(o)
 		}
 		c.sends.queue = nil
@@ -123,6 +123,7 @@ func (c *chat) sendDone(sess *runner.Session, o *outgoing, uuid runner.MessageUU
 	defer c.finishOutgoing(o)
 	switch {
 	case err == nil && sess == c.sess:
+		c.noteFirstPrompt(o) // projects.go
 		c.userMsgs[uuid] = o.msgID
 		c.inputs[uuid] = o
 		c.sentOrder = append(c.sentOrder, uuid)
@@ -152,6 +153,9 @@ func (c *chat) sendDone(sess *runner.Session, o *outgoing, uuid runner.MessageUU
 func (c *chat) sendErrorText(err error) string {
 	if ue := (*uploadError)(nil); errors.As(err, &ue) {
 		return ue.userText()
+	}
+	if errors.Is(err, runner.ErrWorkdirMissing) {
+		return c.startErrorText(err) // projects.go: names the project and branch
 	}
 	if text, ok := missingText(err); ok { // the CLI or the workdir is gone (world.go)
 		return text

@@ -11,6 +11,9 @@ type menuKind int
 const (
 	menuMode menuKind = iota
 	menuModel
+	menuProject // projects.go
+	menuBranch  // worktrees.go
+	menuSession // sessions.go
 )
 
 // menu is a message with one button per choice, shown by /mode and /model
@@ -25,6 +28,14 @@ type menu struct {
 	msg     *outbox.Message
 }
 
+// menuColumnsFor is how many buttons of a kind share a row.
+func menuColumnsFor(kind menuKind) int {
+	if kind == menuSession {
+		return 5 // "▶️ 1" … "▶️ 10"
+	}
+	return menuColumns
+}
+
 // menuColumns is how many choice buttons share a row.
 const menuColumns = 2
 
@@ -32,6 +43,12 @@ const menuColumns = 2
 // is marked. Callback data is "p:<token>:<index>", far below the 64 bytes
 // Telegram allows whatever the choices are called.
 func (c *chat) showMenu(kind menuKind, html string, choices []string, current string, replyTo int) {
+	c.showMenuLabeled(kind, html, choices, choices, current, replyTo)
+}
+
+// showMenuLabeled is showMenu with button texts apart from the choices
+// they stand for (labels[i] for choices[i]).
+func (c *chat) showMenuLabeled(kind menuKind, html string, choices, labels []string, current string, replyTo int) {
 	if c.menus == nil {
 		c.menus = map[string]*menu{}
 	}
@@ -43,11 +60,11 @@ func (c *chat) showMenu(kind menuKind, html string, choices []string, current st
 	m := &menu{token: newToken(), kind: kind, choices: choices}
 	var kb render.Keyboard
 	for i, choice := range choices {
-		label := choice
+		label := labels[i]
 		if choice == current {
-			label = "✅ " + choice
+			label = "✅ " + label
 		}
-		if i%menuColumns == 0 {
+		if i%menuColumnsFor(kind) == 0 {
 			kb.Rows = append(kb.Rows, nil)
 		}
 		row := &kb.Rows[len(kb.Rows)-1]
@@ -81,5 +98,11 @@ func (c *chat) onPick(p *press) {
 		c.applyMode(modeOf(choice), respond)
 	case menuModel:
 		c.applyModel(choice, respond)
+	case menuProject:
+		c.applyProject(choice, respond) // projects.go
+	case menuBranch:
+		c.applyBranch(choice, respond) // worktrees.go
+	case menuSession:
+		c.resumeSession(choice, respond) // sessions.go
 	}
 }

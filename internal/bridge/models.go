@@ -17,13 +17,14 @@ import (
 // it; if that start fails on the model, the chat goes back to the
 // configured model and is told.
 
-// spawnModel returns the model the chat's session starts with: its own
-// /model choice, else the configured one ("" lets the CLI choose).
-func (c *chat) spawnModel(cfg *config.Config) string {
+// spawnModel returns the model the chat's session in project p starts
+// with: its own /model choice, else the project's (whose default is
+// [claude]'s; "" lets the CLI choose).
+func (c *chat) spawnModel(p config.ProjectSettings) string {
 	if m := c.record().Model; m != "" {
 		return m
 	}
-	return cfg.Claude.Model
+	return p.Model
 }
 
 // currentModel is the model the chat's CLI runs, or starts with next.
@@ -31,7 +32,7 @@ func (c *chat) currentModel() string {
 	if c.sess != nil {
 		return c.sess.Model()
 	}
-	return c.spawnModel(c.b.Config())
+	return c.spawnModel(c.projectFor(c.b.Config()))
 }
 
 func modelName(m string) string {
@@ -106,7 +107,7 @@ func refusalReason(err error) string {
 // not stored for a chat that never chose, so it keeps following the config.
 func (c *chat) recordModel(model string) {
 	rec := c.record()
-	if rec.Model == model || (rec.Model == "" && model == c.b.Config().Claude.Model) {
+	if rec.Model == model || (rec.Model == "" && model == c.projectFor(c.b.Config()).Model) {
 		return
 	}
 	c.rec.Model = model
@@ -119,7 +120,7 @@ func (c *chat) recordModel(model string) {
 func (c *chat) checkModelFailure(tc runner.TurnCompleted) {
 	sess := c.sess
 	chosen := c.record().Model
-	cfgModel := c.b.Config().Claude.Model
+	cfgModel := c.projectFor(c.b.Config()).Model
 	if sess == nil || tc.OK || tc.APIErrorStatus != http.StatusNotFound || chosen == "" || chosen == cfgModel || sess.Model() != chosen {
 		return
 	}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/untether/untether/internal/config"
@@ -11,7 +12,8 @@ import (
 )
 
 // Permission modes are the operator's call: [claude] allowed_modes is the
-// ceiling for every chat. /mode refuses a mode outside it whether or not a
+// ceiling for every chat, and a project's allowed_modes may narrow it for
+// the chats working in that project (config.Project resolves them). /mode refuses a mode outside it whether or not a
 // CLI runs, a chat's stored choice outside it is dropped when its session
 // starts, and a switch the CLI makes by itself to a mode outside it is
 // reverted. Switches the CLI makes within it (a plan approved, an "always
@@ -21,44 +23,57 @@ import (
 func modeOf(s string) runner.PermissionMode { return runner.PermissionMode(s) }
 
 func (c *chat) modeAllowed(m runner.PermissionMode) bool {
-	return c.b.Config().Claude.ModeAllowed(config.PermissionMode(m))
+	return c.projectFor(c.b.Config()).ModeAllowed(config.PermissionMode(m))
 }
 
-// allowedModes lists the modes the operator allows, in the config's order.
+// allowedModes lists the modes the chat's project allows, in the config's
+// order.
 func (c *chat) allowedModes() []string {
 	var out []string
-	for _, m := range c.b.Config().Claude.AllowedModes {
+	for _, m := range c.projectFor(c.b.Config()).AllowedModes {
 		out = append(out, string(m))
 	}
 	return out
 }
 
-// notAllowedText is the refusal for a mode outside claude.allowed_modes.
-func notAllowedText(m runner.PermissionMode) string {
-	return "⛔ " + render.EscapeHTML(string(m)) + " is not allowed on this daemon (claude.allowed_modes)"
+// notAllowedText is the refusal for a mode outside the allowed modes: the
+// daemon's, or the chat's project's when it narrows them.
+func (c *chat) notAllowedText(m runner.PermissionMode) string {
+	return "⛔ " + render.EscapeHTML(string(m)) + " is not allowed " + notAllowedWhere(c.b.Config(), c.projectFor(c.b.Config()))
+}
+
+// notAllowedWhere names the list that refuses a mode: the daemon's, or the
+// project's when it narrows it.
+func notAllowedWhere(cfg *config.Config, p config.ProjectSettings) string {
+	if !slices.Equal(p.AllowedModes, cfg.Claude.AllowedModes) {
+		return "in project " + render.EscapeHTML(p.Name) + " (projects." + render.EscapeHTML(p.Name) + ".allowed_modes)"
+	}
+	return "on this daemon (claude.allowed_modes)"
 }
 
 func modeText(m runner.PermissionMode) string {
 	return "Permission mode: <b>" + render.EscapeHTML(string(m)) + "</b>"
 }
 
-// spawnMode returns the mode the chat's session starts in: its own /mode
-// choice while the operator allows it, else permission_mode. A stored
-// choice the operator no longer allows is dropped, and the chat is told.
-func (c *chat) spawnMode(cfg *config.Config) runner.PermissionMode {
+// spawnMode returns the mode the chat's session in project p starts in:
+// its own /mode choice while the operator allows it there, else the
+// project's permission_mode. A stored choice that is not allowed is
+// dropped, and the chat is told.
+func (c *chat) spawnMode(cfg *config.Config, p config.ProjectSettings) runner.PermissionMode {
 	rec := c.record()
-	def := runner.PermissionMode(cfg.Claude.PermissionMode)
+	def := runner.PermissionMode(p.PermissionMode)
 	stored := modeOf(rec.PermissionMode)
 	if stored == "" || stored == def {
 		return def
 	}
-	if cfg.Claude.ModeAllowed(config.PermissionMode(stored)) {
+	if p.ModeAllowed(config.PermissionMode(stored)) {
 		return stored
 	}
+	where := notAllowedWhere(cfg, p)
 	c.rec.PermissionMode = ""
 	c.saveRecord()
 	c.log.Warn().Str("stored", string(stored)).Str("mode", string(def)).Msg("the chat's permission mode is no longer allowed; using permission_mode")
-	c.reply("ℹ️ This chat's permission mode "+render.EscapeHTML(string(stored))+" is no longer allowed on this daemon (claude.allowed_modes), so Claude runs in <b>"+
+	c.reply("ℹ️ This chat's permission mode "+render.EscapeHTML(string(stored))+" is no longer allowed "+where+", so Claude runs in <b>"+
 		render.EscapeHTML(string(def))+"</b>. /mode shows the modes you can choose.", 0)
 	return def
 }
@@ -68,11 +83,11 @@ func (c *chat) currentMode() runner.PermissionMode {
 	if c.sess != nil {
 		return c.sess.PermissionMode()
 	}
-	cfg := c.b.Config()
-	if m := modeOf(c.record().PermissionMode); m != "" && cfg.Claude.ModeAllowed(config.PermissionMode(m)) {
+	p := c.projectFor(c.b.Config())
+	if m := modeOf(c.record().PermissionMode); m != "" && p.ModeAllowed(config.PermissionMode(m)) {
 		return m
 	}
-	return runner.PermissionMode(cfg.Claude.PermissionMode)
+	return runner.PermissionMode(p.PermissionMode)
 }
 
 // setMode is /mode: without an argument it shows the allowed modes as
@@ -98,7 +113,7 @@ func (c *chat) setMode(arg string, replyTo int) {
 // recorded and the next start uses it.
 func (c *chat) applyMode(mode runner.PermissionMode, respond func(html string)) {
 	if !c.modeAllowed(mode) {
-		respond(notAllowedText(mode))
+		respond(c.notAllowedText(mode))
 		return
 	}
 	sess := c.sess
@@ -124,7 +139,7 @@ func (c *chat) applyMode(mode runner.PermissionMode, respond func(html string)) 
 // not stored for a chat that never chose, so it keeps following the config.
 func (c *chat) recordMode(mode runner.PermissionMode) {
 	rec := c.record()
-	if modeOf(rec.PermissionMode) == mode || (rec.PermissionMode == "" && string(mode) == string(c.b.Config().Claude.PermissionMode)) {
+	if modeOf(rec.PermissionMode) == mode || (rec.PermissionMode == "" && string(mode) == string(c.projectFor(c.b.Config()).PermissionMode)) {
 		return
 	}
 	c.rec.PermissionMode = string(mode)
@@ -148,10 +163,10 @@ func (c *chat) onModeChanged(sess *runner.Session, mode runner.PermissionMode) {
 	// The session still holds the mode it had before the CLI switched.
 	back := sess.PermissionMode()
 	if !c.modeAllowed(back) {
-		back = runner.PermissionMode(c.b.Config().Claude.PermissionMode)
+		back = runner.PermissionMode(c.projectFor(c.b.Config()).PermissionMode)
 	}
 	c.log.Warn().Str("mode", string(mode)).Str("back", string(back)).Msg("the CLI switched to a permission mode that is not allowed; switching back")
-	c.reply("⛔ Claude switched to "+render.EscapeHTML(string(mode))+", which is not allowed on this daemon (claude.allowed_modes); switching back to <b>"+
+	c.reply("⛔ Claude switched to "+render.EscapeHTML(string(mode))+", which is not allowed "+notAllowedWhere(c.b.Config(), c.projectFor(c.b.Config()))+"; switching back to <b>"+
 		render.EscapeHTML(string(back))+"</b>.", c.replyTarget())
 	go func() {
 		ctx, cancel := context.WithTimeout(c.ctx(), 2*runner.DefaultControlTimeout)

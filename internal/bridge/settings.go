@@ -1,19 +1,43 @@
 package bridge
 
 import (
+	"maps"
+
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner"
 )
 
-// A chat stores only what its user chose with a command (/mode, /model);
-// everything else comes from the current config each time the chat's
-// session is created, so a restart (or SIGHUP, for the reloadable keys)
-// reaches existing chats.
+// A chat stores only what its users chose with a command (/mode, /model,
+// /project, /branch); everything else comes from the current config each
+// time the chat's session is created, so a restart (or SIGHUP, for the
+// reloadable keys) reaches existing chats. The chat's project (projects.go)
+// supplies the path, binary, model, modes, env and extra args, themselves
+// [claude]'s unless the project overrides them.
 
-// spawnSettings returns the permission mode, model and workdir the chat's
-// session starts with.
-func (c *chat) spawnSettings(cfg *config.Config) (runner.PermissionMode, string, string) {
-	return c.spawnMode(cfg), c.spawnModel(cfg), cfg.Claude.Workdir
+// spawnConfig returns how the chat's next session runs: the runner config
+// from its project and choices, where it runs, and the session it resumes
+// there ("" starts one).
+func (c *chat) spawnConfig(cfg *config.Config) (runner.Config, place, string) {
+	p, pl, sid := c.spawnPlace(cfg) // projects.go
+	env := maps.Clone(p.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	if p.Home != "" {
+		env["HOME"] = p.Home
+	}
+	rc := runner.Config{
+		Binary: p.Binary, Workdir: placeDir(p, pl), PermissionMode: c.spawnMode(cfg, p), Model: c.spawnModel(p),
+		ExtraArgs: p.ExtraArgs, Env: env,
+		IdleTimeout: cfg.Claude.IdleTimeout.Std(), StopTimeout: cfg.Claude.StopTimeout.Std(),
+	}
+	if p.Remote() {
+		rc.Remote = &runner.Remote{Host: p.Host, SSHOptions: p.SSHOptions}
+	}
+	if c.continueNext {
+		rc.Continue, sid = true, "" // the CLI names the session (sessions.go)
+	}
+	return rc, pl, sid
 }
 
 // onSettingsEvent follows what the CLI reports about the chat's settings:

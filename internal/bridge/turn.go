@@ -43,6 +43,7 @@ func (c *chat) startTurn(replyTo int) {
 	if c.sess != nil {
 		t.view.Model, t.view.Mode = c.sess.Model(), c.sess.PermissionMode()
 	}
+	t.view.Project = c.placeLabel(c.b.Config()) // projects.go
 	c.turn = t
 	if c.b.Config().Progress.Typing {
 		c.b.out.Typing(c.ctx(), c.outKey)
@@ -163,8 +164,7 @@ func (c *chat) onEvent(ev runner.Event) {
 			c.startTurn(c.userMsgs[c.started])
 		}
 		if string(e.SessionID) != c.rec.SessionID && e.SessionID != "" {
-			c.rec.SessionID = string(e.SessionID)
-			c.saveRecord()
+			c.noteSession(string(e.SessionID)) // projects.go
 		}
 	case runner.ApprovalRequested:
 		c.requestApproval(e)
@@ -173,8 +173,7 @@ func (c *chat) onEvent(ev runner.Event) {
 			c.closeApproval(c.approvals[tok], state.DecisionWithdrawn, render.DecisionWithdrawn, nil, "")
 		}
 	case runner.SessionRestarted:
-		c.rec.SessionID = string(e.Current)
-		c.saveRecord()
+		c.noteSession(string(e.Current)) // projects.go
 		c.reply("ℹ️ The previous conversation could not be resumed, so Claude started a new session.", 0)
 	case runner.ProcessExited:
 		c.onExit(e)
@@ -215,6 +214,7 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 		if t != nil {
 			meta.Model, meta.Happened = t.view.Model, t.view.Happened()
 		}
+		meta.Project, meta.ResumeLine = c.placeLabel(c.b.Config()), c.resumeLine(string(tc.SessionID)) // projects.go, sessions.go
 		chunks := render.RenderFinal(tc, meta)
 		for i, chunk := range chunks {
 			opts := outbox.SendOptions{Tag: tagFinal}

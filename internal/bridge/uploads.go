@@ -193,11 +193,13 @@ func pruneUploads(workdir string, keep time.Duration, now time.Time) (int, error
 func (b *Bridge) startUploadPruner(ctx context.Context) (stop func()) {
 	return b.daily(ctx, func(now time.Time) {
 		cfg := b.Config()
-		n, err := pruneUploads(cfg.Claude.Workdir, cfg.Files.Keep.Std(), now)
-		if err != nil {
-			b.log.Warn().Err(err).Msg("prune old uploads")
-		} else if n > 0 {
-			b.log.Info().Int("files", n).Dur("keep", cfg.Files.Keep.Std()).Msg("pruned old uploads")
+		for _, dir := range projectDirs(cfg) { // projects.go
+			n, err := pruneUploads(dir, cfg.Files.Keep.Std(), now)
+			if err != nil {
+				b.log.Warn().Err(err).Msg("prune old uploads")
+			} else if n > 0 {
+				b.log.Info().Int("files", n).Dur("keep", cfg.Files.Keep.Std()).Msg("pruned old uploads")
+			}
 		}
 	})
 }

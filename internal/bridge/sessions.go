@@ -1,0 +1,122 @@
+package bridge
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/render"
+)
+
+// /sessions lists the chat's last sessions with a Resume button each;
+// /continue takes the latest conversation in the project's directory,
+// whoever started it (the hand-off from a terminal); and each answer can
+// end with "claude --resume <id>" ([render] show_resume_line), the hand-off
+// to a terminal.
+
+// sessionsShown is how many sessions /sessions lists.
+const sessionsShown = 10
+
+// sessionPromptMax is how much of a first prompt a /sessions line shows.
+const sessionPromptMax = 60
+
+func (c *chat) listSessions(replyTo int) {
+	list, err := c.b.store.RecentSessions(c.ctx(), c.key, sessionsShown)
+	if err != nil {
+		c.log.Error().Err(err).Msg("list sessions")
+		c.reply("⚠️ Could not read this "+c.chatWord()+"'s sessions.", replyTo)
+		return
+	}
+	if len(list) == 0 {
+		c.reply("No sessions in this "+c.chatWord()+" yet: your next message starts one.", replyTo)
+		return
+	}
+	now := time.Now()
+	var b strings.Builder
+	b.WriteString("🗂 <b>Sessions</b> (latest first)\n")
+	choices, labels := make([]string, len(list)), make([]string, len(list))
+	for i, se := range list {
+		n := strconv.Itoa(i + 1)
+		choices[i], labels[i] = se.ID, "▶️ "+n
+		b.WriteString("\n" + n + ". " + sessionLine(se, now))
+	}
+	b.WriteString("\n\nResume one with its button.")
+	c.showMenuLabeled(menuSession, b.String(), choices, labels, c.record().SessionID, replyTo)
+}
+
+// sessionLine is one /sessions entry: where, what, when, how much.
+func sessionLine(se state.Session, now time.Time) string {
+	where := place{project: se.Project, branch: se.Branch}.String()
+	prompt := strings.Join(strings.Fields(se.FirstPrompt), " ")
+	if prompt == "" {
+		prompt = "(started elsewhere or without text)"
+	} else {
+		prompt = "“" + render.Truncate(prompt, sessionPromptMax) + "”"
+	}
+	line := "<b>" + render.EscapeHTML(where) + "</b> — " + render.EscapeHTML(prompt) +
+		" · " + render.FormatElapsed(now.Sub(se.LastActive)) + " ago · " + plural(se.Turns, "turn", "turns")
+	if se.CostUSD > 0 {
+		line += " · " + render.FormatCost(se.CostUSD)
+	}
+	return line
+}
+
+// resumeSession makes the chat resume session id, in the project and
+// branch it ran in.
+func (c *chat) resumeSession(id string, respond func(string)) {
+	se, err := c.b.store.GetSession(c.ctx(), id)
+	if err != nil {
+		respond("⚠️ That session is not known any more.")
+		return
+	}
+	cfg := c.b.Config()
+	p, ok := cfg.Project(se.Project)
+	if !ok {
+		respond("⚠️ That session ran in project <b>" + render.EscapeHTML(se.Project) + "</b>, which is no longer configured.")
+		return
+	}
+	to := place{project: p.Name, branch: se.Branch}
+	if err := checkProjectDir(p); err != nil {
+		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()))
+		return
+	}
+	if !c.switchPlace(to, respond) {
+		return
+	}
+	if err := c.b.store.NoteSession(c.ctx(), c.key, to.project, to.branch, id); err != nil {
+		c.log.Error().Err(err).Msg("resume a session")
+		respond("⚠️ Could not resume that session.")
+		return
+	}
+	_ = c.b.store.TouchSession(c.ctx(), id)
+	c.rec.SessionID = id
+	c.saveRecord()
+	respond("↩️ Resuming " + sessionLine(se, time.Now()) + "\n" + c.arrivedText(p, to))
+}
+
+// continueLatest is /continue: the next message continues the most recent
+// conversation in the project's directory (the CLI's --continue), including
+// one started at a terminal there.
+func (c *chat) continueLatest(replyTo int) {
+	cfg := c.b.Config()
+	p, pl := c.placeFor(cfg)
+	if c.refuseBusy(func(html string) { c.reply(html, replyTo) }) {
+		return
+	}
+	c.dropSession("/continue")
+	c.continueNext = true
+	c.rec.SessionID = ""
+	c.saveRecord()
+	c.reply("↪️ Your next message continues the most recent Claude session in <code>"+render.EscapeHTML(whereText(p, pl))+
+		"</code>, wherever it was started (a terminal too), in project <b>"+render.EscapeHTML(pl.String())+"</b>.", replyTo)
+}
+
+// resumeLine is the answer's "claude --resume <id>", when the config
+// shows it.
+func (c *chat) resumeLine(id string) string {
+	if id == "" || !c.b.Config().Render.ShowResumeLine {
+		return ""
+	}
+	return "claude --resume " + id
+}
