@@ -13,6 +13,11 @@
 // go-telegram/bot's models, so a test that decodes them with the real client
 // checks two independent descriptions of the protocol against each other.
 //
+// createForumTopic makes a topic in a forum where the bot may manage topics
+// ([Chat].BotCanManageTopics), and refuses as Telegram does otherwise ("the
+// chat is not a forum", "not enough rights to create a topic"); the topics
+// made are in [Snapshot].Topics.
+//
 // Tests drive the user side with [Server.UserSends], [Server.UserSendsPhoto],
 // [Server.UserSendsDocument], [Server.UserSendsVoice], [Server.UserSendsAudio],
 // [Server.UserSendsVideoNote], [Server.UserSendsAlbum] (one update per item,

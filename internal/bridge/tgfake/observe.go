@@ -29,6 +29,8 @@ type Snapshot struct {
 	WebhookURL      string
 	// LongPolling is true while a getUpdates call is registered and waiting.
 	LongPolling bool
+	// Topics are the forum topics createForumTopic made, in order.
+	Topics []ForumTopic
 }
 
 // Messages returns a chat's messages in id order, deleted ones included.
@@ -127,6 +129,7 @@ func (s *Server) snapshotLocked() *Snapshot {
 		ConfirmedOffset: s.confirmed,
 		WebhookURL:      s.webhookURL,
 		LongPolling:     s.poll != nil,
+		Topics:          append([]ForumTopic(nil), s.forumTopics...),
 	}
 	for id, c := range s.chats {
 		msgs := make([]Message, 0, len(c.order))

@@ -79,31 +79,32 @@ type Server struct {
 	done  chan struct{}
 	once  sync.Once
 
-	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced on every state change
-	chats      map[ChatID]*chatState
-	nextUpdate UpdateID
-	queue      []queuedUpdate
-	queued     []Update        // every update ever queued, in id order
-	allowed    map[string]bool // nil: Telegram's default set
-	confirmed  UpdateID
-	handedOut  []UpdateID
-	poll       *poller
-	webhookURL string
-	queries    map[CallbackQueryID]*queryState
-	nextQuery  int64
-	nextAlbum  int64 // media_group_ids handed out
-	answers    []CallbackAnswer
-	actions    []ChatAction
-	drafts     []Draft
-	commands   map[commandKey][]BotCommand
-	files      map[string]*storedFile // by file_id
-	paths      map[string]*storedFile // by file_path, once getFile named it
-	calls      []Call
-	eventSeq   int
-	flood      *floodState
-	faults     []*fault
-	delays     map[string]time.Duration
+	mu          sync.Mutex
+	changed     chan struct{} // closed and replaced on every state change
+	chats       map[ChatID]*chatState
+	nextUpdate  UpdateID
+	queue       []queuedUpdate
+	queued      []Update        // every update ever queued, in id order
+	allowed     map[string]bool // nil: Telegram's default set
+	confirmed   UpdateID
+	handedOut   []UpdateID
+	poll        *poller
+	webhookURL  string
+	queries     map[CallbackQueryID]*queryState
+	nextQuery   int64
+	nextAlbum   int64 // media_group_ids handed out
+	answers     []CallbackAnswer
+	actions     []ChatAction
+	drafts      []Draft
+	forumTopics []ForumTopic
+	commands    map[commandKey][]BotCommand
+	files       map[string]*storedFile // by file_id
+	paths       map[string]*storedFile // by file_path, once getFile named it
+	calls       []Call
+	eventSeq    int
+	flood       *floodState
+	faults      []*fault
+	delays      map[string]time.Duration
 }
 
 // New starts a fake on 127.0.0.1 and closes it when the test ends.
@@ -228,6 +229,7 @@ var handlers = map[string]handler{
 	"deletewebhook":          (*Server).deleteWebhook,
 	"getwebhookinfo":         (*Server).getWebhookInfo,
 	"getfile":                (*Server).getFile,
+	"createforumtopic":       (*Server).createForumTopic,
 }
 
 // ServeHTTP implements the Bot API transport, /bot{token}/{method}, and

@@ -53,6 +53,9 @@ type Chat struct {
 	// topic thread ids that exist. General is implicit and has no id.
 	IsForum bool
 	Topics  []ThreadID
+	// BotCanManageTopics makes the bot an administrator allowed to manage
+	// the forum's topics: without it createForumTopic is refused.
+	BotCanManageTopics bool
 	// DefaultUser is who [Server.UserPresses] acts as. Zero means the peer
 	// for private chats and a generic member for groups.
 	DefaultUser User
