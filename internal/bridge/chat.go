@@ -73,6 +73,7 @@ type chat struct {
 	// (/continue); promptNoted: the session's first prompt is kept.
 	sessPlace    place
 	continueNext bool
+	continued    bool // sess continued the directory's latest conversation
 	promptNoted  bool
 	// curUpdate is the update of the mailbox item being handled; a handler
 	// that finishes it later (a message handed to the CLI off the actor)

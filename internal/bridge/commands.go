@@ -79,11 +79,14 @@ func (c *chat) onCommand(cmd command, m *models.Message) {
 }
 
 // closeDetached ends a session the chat let go of (/new, a switch): its
-// turn is interrupted and its CLI closed, while nobody shows its last
-// frames.
-func closeDetached(b *Bridge, old *runner.Session, events <-chan runner.Event) {
+// turn is interrupted and its CLI closed (with kill, killed first), while
+// nobody shows its last frames.
+func closeDetached(b *Bridge, old *runner.Session, events <-chan runner.Event, kill bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.runCtx), time.Minute)
 	defer cancel()
+	if kill {
+		old.Kill()
+	}
 	_ = old.Interrupt(ctx)
 	go func() {
 		for range events {

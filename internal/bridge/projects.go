@@ -117,7 +117,8 @@ func (c *chat) chatWord() string {
 func (c *chat) noteSession(id string) {
 	c.rec.SessionID = id
 	c.saveRecord()
-	c.promptNoted = false
+	// A continued session's first prompt was someone else's.
+	c.promptNoted = c.continued
 	if err := c.b.store.NoteSession(c.ctx(), c.key, c.sessPlace.project, c.sessPlace.branch, id); err != nil {
 		c.log.Error().Err(err).Msg("note the session of the project")
 	}
@@ -142,7 +143,11 @@ func (c *chat) noteFirstPrompt(o *outgoing) {
 // turn's progress finished, and its CLI interrupted and closed off the
 // actor. The next message starts or resumes whatever the chat's place
 // says then.
-func (c *chat) dropSession(why string) {
+func (c *chat) dropSession(why string) { c.detachSession(why, false) }
+
+// detachSession is dropSession; with kill the CLI is killed instead of
+// closed (see continueLatest).
+func (c *chat) detachSession(why string, kill bool) {
 	old := c.sess
 	if old == nil {
 		return
@@ -156,7 +161,7 @@ func (c *chat) dropSession(why string) {
 	if c.turn != nil && !c.turn.done {
 		c.finishProgress(c.turn, true)
 	}
-	go closeDetached(c.b, old, events)
+	go closeDetached(c.b, old, events, kill)
 }
 
 // switchPlace moves the chat to pl, keeping the session it had there. A

@@ -104,7 +104,10 @@ func (c *chat) continueLatest(replyTo int) {
 	if c.refuseBusy(func(html string) { c.reply(html, replyTo) }) {
 		return
 	}
-	c.dropSession("/continue")
+	// Killed, not closed: a CLI that exits normally appends to its
+	// transcript, which would make its own session the directory's latest,
+	// the one --continue takes.
+	c.detachSession("/continue", true)
 	c.continueNext = true
 	c.rec.SessionID = ""
 	c.saveRecord()
