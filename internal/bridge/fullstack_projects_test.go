@@ -15,6 +15,7 @@ import (
 	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/runner/sshtest"
 )
 
 // Projects through the whole stack: the fake Bot API, the bridge, and the
@@ -273,4 +274,66 @@ func TestContinueFromTerminal(t *testing.T) {
 	assert.True(t, r.callFor("and after that?").AnyUserContains("REMEMBER kiwi at the desk"), "later messages resume it")
 	list := r.command(chat, "/sessions", "Sessions")
 	assert.Contains(t, list.Text, "(started elsewhere or without text)")
+}
+
+// TestForumTopicsAsWorkspaces is the layout projects are for: one forum,
+// one topic per repository, made with /topic (createForumTopic) and bound
+// at once: one in claude.workdir, one in a git worktree of another
+// repository, one on another host through ssh. An unbound topic uses
+// topic_default_project, and /project inside a topic binds it.
+func TestForumTopicsAsWorkspaces(t *testing.T) {
+	const forum, locked = tgfake.ChatID(-100700), tgfake.ChatID(-100701)
+	repo := gitRepo(t)
+	ssh := sshtest.Start(t)
+	far := realDir(t)
+	r := newRig(t, withProjects(map[string]config.Project{
+		"repo": {Path: repo, Description: "a git repository"},
+		"far":  {Path: far, Host: ssh.Host, SSHOptions: ssh.Options, Description: "on another host"},
+	}, func(c *config.Config) {
+		c.Telegram.AllowedChatIDs = []int64{int64(forum), int64(locked)}
+		c.Telegram.GroupTrigger = config.GroupTriggerAll
+		c.Telegram.TopicDefaultProject = "repo"
+	}))
+	r.tg.AddChat(tgfake.Chat{ID: forum, Type: tgfake.Supergroup, Title: "work", IsForum: true, BotCanManageTopics: true})
+	r.tg.AddChat(tgfake.Chat{ID: locked, Type: tgfake.Supergroup, Title: "locked", IsForum: true})
+	unbound := r.tg.AddTopic(forum)
+
+	made := map[string]tgfake.ThreadID{}
+	for _, tc := range []struct{ args, name string }{{"default", "default"}, {"repo feature", "repo · feature"}, {"far", "far"}} {
+		r.command(forum, "/topic "+tc.args, "Made the topic "+tc.name)
+		for _, topic := range r.tg.Topics() {
+			if topic.Chat == forum && topic.Name == tc.name {
+				made[tc.name] = topic.ThreadID
+			}
+		}
+		require.NotZero(t, made[tc.name], "createForumTopic made %q", tc.name)
+		r.waitBot(forum, "welcome in the topic", func(m tgfake.Message) bool {
+			return m.Thread == made[tc.name] && strings.Contains(m.Text, "This topic works in "+tc.name)
+		})
+	}
+	wt := filepath.Join(repo, ".worktrees", "feature")
+	assert.Contains(t, gitIn(t, repo, "worktree", "list"), wt)
+
+	for _, tc := range []struct {
+		topic tgfake.ThreadID
+		text  string
+		dir   string
+	}{
+		{made["default"], "in the default topic", r.claude.Workdir},
+		{made["repo · feature"], "in the worktree topic", wt},
+		{made["far"], "in the remote topic", far},
+		{unbound, "in an unbound topic", repo},
+	} {
+		answer := r.ask(forum, tc.text, tgfake.InTopic(tc.topic))
+		assert.Equal(t, tc.topic, answer.Thread)
+		assert.True(t, ranIn(r.callFor(tc.text), tc.dir), "%q ran in %s", tc.text, tc.dir)
+	}
+
+	r.command(forum, "/project far", "This topic works in far", tgfake.InTopic(unbound))
+	r.ask(forum, "bound to far now", tgfake.InTopic(unbound))
+	assert.True(t, ranIn(r.callFor("bound to far now"), far))
+
+	r.command(locked, "/topic repo", "I may not create topics in this group")
+	r.command(tgfake.ChatID(alice), "/topic repo", "works only there")
+	assert.Len(t, r.tg.Topics(), 3, "no topic made where it was refused")
 }

@@ -63,6 +63,9 @@ func (l *lockedLog) String() string {
 	return l.b.String()
 }
 
+// PID is the listening sshd's; the commands it runs descend from it.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Logs is what sshd wrote so far.
 func (s *Server) Logs() string { return s.logs.String() }
 
