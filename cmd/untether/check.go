@@ -22,7 +22,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("check", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	path := configFlag(flags)
-	online := flags.Bool("online", false, "also call Telegram's getMe with the token")
+	online := flags.Bool("online", false, "also call Telegram's getMe with the token and reach each project on another host")
 	if err := flags.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -74,6 +74,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		os.Remove(f.Name())
 		say("ok", "state dir %s is writable", filepath.Clean(cfg.State.Dir))
 	}
+	checkProjects(ctx, cfg, *online, say) // check_projects.go
 	if *online {
 		if name, err := bridge.CheckToken(ctx, cfg); err != nil {
 			say("error", "telegram: %v", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,14 @@ func TestCheck(t *testing.T) {
 				c.StateDir = filepath.Join(dir, "state-is-a-file")
 				require.NoError(t, os.WriteFile(c.StateDir, nil, 0o600))
 			}},
+		{name: "projects", wantCode: exitOK, edit: func(c *daemonConfig, dir string) {
+			c.Tables = fmt.Sprintf("\n[projects.api]\npath = %q\n\n[projects.tools]\npath = %q\nbinary = %q\n\n[projects.far]\nhost = \"dev@build01\"\npath = \"~/src/far\"\n",
+				mkdir(t, dir, "api"), mkdir(t, dir, "tools"), stubClaude(t, mkdir(t, dir, "tools-bin"), "2.1.330"))
+		}},
+		{name: "project-wrong", wantCode: exitConfig, edit: func(c *daemonConfig, dir string) {
+			c.TelegramExtra = "default_project = \"api\"\n"
+			c.Tables = fmt.Sprintf("\n[projects.api]\npath = %q\nallowed_modes = [\"bypassPermissions\"]\n", filepath.Join(dir, "gone"))
+		}},
 		{name: "config-from-env", args: func(string) []string { return nil }, wantCode: exitOK,
 			env: func(dir string) []string { return []string{"UNTETHER_CONFIG=" + filepath.Join(dir, "untether.toml")} }},
 		{name: "invalid-config", wantCode: exitConfig, raw: `[telegram]

@@ -386,8 +386,9 @@ type daemonConfig struct {
 	PollTimeout  string
 	MaxRows      int
 	LogLevel     string
-	// TelegramExtra and ClaudeExtra are raw lines added to those sections.
-	TelegramExtra, ClaudeExtra string
+	// TelegramExtra and ClaudeExtra are raw lines added to those sections;
+	// Tables is raw TOML at the end ([projects.<name>] tables).
+	TelegramExtra, ClaudeExtra, Tables string
 }
 
 func (c daemonConfig) toml() string {
@@ -431,6 +432,7 @@ func (c daemonConfig) toml() string {
 	fmt.Fprintf(&b, "\n[state]\ndir = %q\n", c.StateDir)
 	fmt.Fprintf(&b, "\n[log]\nlevel = %q\nformat = \"json\"\n", or(c.LogLevel, "info"))
 	fmt.Fprintf(&b, "\n[daemon]\ndrain_timeout = %q\n", or(c.DrainTimeout, "1m"))
+	b.WriteString(c.Tables)
 	return b.String()
 }
 

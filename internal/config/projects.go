@@ -241,6 +241,9 @@ func (c *Config) validateProjectModes(key string, p Project, ps *problems) {
 			ps.add(key+".allowed_modes", "lists %q twice", m)
 		}
 	}
+	if ps.has(key + ".allowed_modes") {
+		return // one mistake, one problem
+	}
 	if len(p.AllowedModes) > 0 {
 		allowed = p.AllowedModes
 	}

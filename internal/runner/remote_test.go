@@ -2,10 +2,12 @@ package runner
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/untether/untether/internal/runner/sshtest"
 )
 
 func TestShellQuoteSurvivesTheShell(t *testing.T) {
@@ -171,4 +175,25 @@ func TestRemoteWrapper(t *testing.T) {
 		assert.Equal(t, 96, w.cmd.ProcessState.ExitCode())
 		assert.Contains(t, w.stderr.String(), "cannot enter the directory /nonexistent/untether-project")
 	})
+}
+
+func TestRemoteVersion(t *testing.T) {
+	srv := sshtest.Start(t)
+	dir := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "claude")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho '2.1.330 (Claude Code)'\n"), 0o755))
+	r := Remote{Host: srv.Host, SSHOptions: srv.Options}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	v, err := RemoteVersion(ctx, r, dir, bin)
+	require.NoError(t, err)
+	assert.Equal(t, "2.1.330", v)
+
+	_, err = RemoteVersion(ctx, r, filepath.Join(dir, "missing"), bin)
+	assert.ErrorIs(t, err, ErrWorkdirMissing)
+	_, err = RemoteVersion(ctx, r, dir, "/nonexistent/claude")
+	assert.ErrorIs(t, err, ErrBinaryMissing)
+	_, err = RemoteVersion(ctx, Remote{Host: "nobody@127.0.0.1", SSHOptions: append(slices.Clone(srv.Options), "-o", "ConnectTimeout=5")}, dir, bin)
+	assert.ErrorIs(t, err, ErrRemoteUnreachable, "a user the server does not accept")
 }
