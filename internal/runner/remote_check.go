@@ -15,7 +15,7 @@ var ErrRemoteUnreachable = errors.New("ssh could not reach the host")
 
 // Exit codes of the check's remote script, to tell its failures apart.
 const (
-	remoteNoDir   = 96
+	remoteNoDir = 96
 	remoteNoCLI = 97
 )
 
