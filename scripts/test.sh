@@ -4,7 +4,8 @@
 #   scripts/test.sh [go test flags...]      e.g. scripts/test.sh -run RealCLI ./internal/runner
 #   CLAUDE_VERSION=2.1.332 scripts/test.sh  the same against another CLI release
 #
-# 1. downloads Go modules and installs the Claude CLI (scripts/install-claude.sh): the
+# 1. downloads Go modules, installs openssh-server when sshd is missing (the
+#    remote-project tests run a real sshd on 127.0.0.1), and installs the Claude CLI (scripts/install-claude.sh): the
 #    pinned version, or $CLAUDE_VERSION when set, which then also wins over a
 #    $UNTETHER_CLAUDE_BIN left in the environment (the real-CLI tests check that the
 #    binary they run is that version);
@@ -18,6 +19,19 @@ cd "$root"
 
 if [ -z "${UNTETHER_IN_NETNS:-}" ]; then
   go mod download
+  # Before the network goes: apt needs it.
+  if [ ! -x /usr/sbin/sshd ] && ! command -v sshd >/dev/null; then
+    echo "test.sh: installing openssh-server for the remote-project tests" >&2
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo -n"; fi
+    if command -v apt-get >/dev/null; then
+      $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y openssh-server >&2 ||
+        { $sudo apt-get update >&2 && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y openssh-server >&2; } ||
+        echo "test.sh: WARNING: could not install openssh-server; the remote-project tests will fail" >&2
+    else
+      echo "test.sh: WARNING: no apt-get to install openssh-server; the remote-project tests will fail" >&2
+    fi
+  fi
   if [ -n "${CLAUDE_VERSION:-}" ]; then
     UNTETHER_CLAUDE_BIN="$(scripts/install-claude.sh)"
     export CLAUDE_VERSION

@@ -29,6 +29,15 @@
 // Done for a multi-select question); a Telegram reply to that message is the
 // current question's free-text answer and never reaches Claude as a prompt.
 //
+// Projects (projects.go, settings.go): a chat or forum topic works in one
+// project (and optionally a git worktree of it, worktrees.go) that its
+// users chose, else the config's default; everything about the project
+// comes from the config at each spawn, and a project on another host runs
+// the CLI through ssh. A chat keeps one session per (project, branch):
+// switching resumes, /sessions lists them with Resume buttons (sessions.go),
+// /continue takes the directory's latest conversation, and /topic makes a
+// forum topic already bound to a project (topics.go).
+//
 // Telegram is treated as hostile input, like the CLI's stream. Every
 // getUpdates response passes through an update guard (pollGuard,
 // guardUpdates) before go-telegram/bot decodes it: each update is decoded on
