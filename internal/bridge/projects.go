@@ -313,9 +313,9 @@ func (c *chat) startErrorText(err error) string {
 	case errors.As(err, &me) && errors.Is(err, runner.ErrWorkdirMissing) && pl.branch != "":
 		return "⚠️ The worktree <b>" + render.EscapeHTML(pl.branch) + "</b> of project <b>" + render.EscapeHTML(p.Name) + "</b> is missing: <code>" +
 			render.EscapeHTML(me.Path) + "</code>. <code>/branch " + render.EscapeHTML(pl.branch) + "</code> creates it again, <code>/branch -</code> goes back to the main checkout."
-	case errors.As(err, &me) && errors.Is(err, runner.ErrWorkdirMissing):
-		return "⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> is missing: <code>" + render.EscapeHTML(me.Path) +
-			"</code>. Other projects still work: /project switches."
+	case errors.Is(err, runner.ErrWorkdirMissing) && len(cfg.ProjectNames()) > 1:
+		text, _ := missingText(err) // world.go
+		return text + "\nIt is project <b>" + render.EscapeHTML(p.Name) + "</b>'s; the other projects still work: /project switches."
 	}
 	if text, ok := missingText(err); ok { // world.go
 		return text
