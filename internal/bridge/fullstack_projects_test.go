@@ -119,7 +119,7 @@ func TestProjectsSwitchAndComeBack(t *testing.T) {
 
 	// A busy chat is not switched; its turn goes on.
 	slow := r.say(chat, alice, "SLOW please")
-	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == slow.ID && strings.Contains(m.Text, "slow answer") })
+	r.streaming(chat, slow.ID, "slow answer")
 	r.command(chat, "/project beta", "finish or /cancel first")
 	r.finalAnswer(chat, slow.ID, "slow answer")
 

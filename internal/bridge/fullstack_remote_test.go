@@ -93,7 +93,7 @@ func TestRemoteProjectOverSSH(t *testing.T) {
 
 	// The connection dies mid-turn.
 	in := r.say(chat, alice, "SLOW please")
-	r.waitBot(chat, "streaming", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") })
+	r.streaming(chat, in.ID, "slow answer")
 	require.NoError(t, syscall.Kill(ssh, syscall.SIGKILL))
 	killed := time.Now()
 	r.waitBot(chat, "crash notice", func(m tgfake.Message) bool {
