@@ -92,6 +92,11 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 // prewarm starts this chat's CLI before its first message (off the actor:
 // the start waits for the spawn limiter).
 func (c *chat) prewarm() {
+	if name := c.record().Project; name != "" {
+		if _, ok := c.b.Config().Project(name); !ok {
+			return // its project is gone: the chat is told when it next writes
+		}
+	}
 	sess, err := c.ensureSession()
 	if err != nil {
 		c.log.Warn().Err(err).Msg("prewarm session")
