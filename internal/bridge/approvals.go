@@ -37,6 +37,8 @@ func (c *chat) onPress(p *press) {
 		c.keepWaiting(p)
 	case btnPick:
 		c.onPick(p)
+	case btnFullDiff, btnSendEdited:
+		c.onPhonePress(p) // phone.go
 	case btnOption, btnToggle, btnDone:
 		if a, ok := c.approvals[p.token]; ok {
 			c.onQuestionPress(a, p)
@@ -65,6 +67,8 @@ func (c *chat) requestApproval(req runner.ApprovalRequested) {
 			Approve: callbackData(btnApprove, a.token, 0),
 			Deny:    callbackData(btnDeny, a.token, 0),
 			Always:  callbackData(btnAlways, a.token, 0),
+			// FullDiff is shown only when the preview is cut (phone.go).
+			FullDiff: callbackData(btnFullDiff, a.token, 0),
 		})
 	}
 	// Recorded before the message exists, so a press after a crash finds

@@ -135,7 +135,8 @@ func (b *Bridge) Run(ctx context.Context) error {
 		bot.WithWorkers(1),
 		bot.WithDefaultHandler(b.onUpdate),
 		bot.WithErrorsHandler(b.pollError),
-		bot.WithAllowedUpdates(bot.AllowedUpdates{models.AllowedUpdateMessage, models.AllowedUpdateCallbackQuery}),
+		// Edits are asked for so that an edited message is answered (phone.go).
+		bot.WithAllowedUpdates(bot.AllowedUpdates{models.AllowedUpdateMessage, models.AllowedUpdateEditedMessage, models.AllowedUpdateCallbackQuery}),
 		bot.WithInitialOffset(offset),
 	)
 	if err != nil {
@@ -311,6 +312,9 @@ func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note update
 	case u.CallbackQuery != nil:
 		b.logRepaired(u, note)
 		routed = b.routeCallback(ctx, u.ID, u.CallbackQuery)
+	case u.EditedMessage != nil:
+		b.logRepaired(u, note)
+		routed = b.routeEdit(u.ID, u.EditedMessage) // phone.go
 	default:
 		b.logUnrouted(u, note)
 	}

@@ -63,6 +63,9 @@ func (b *Bridge) routeCallback(ctx context.Context, updateID int64, cq *models.C
 	if kind == btnRetryLimit || kind == btnDropRetry || kind == btnDeleteSchedule {
 		return b.routeAway(ctx, updateID, cq, kind, token) // away.go
 	}
+	if kind == btnRetryVoice {
+		return b.routeVoiceRetry(ctx, updateID, cq, token) // voice.go
+	}
 	b.mu.Lock()
 	ref, known := b.buttons[token]
 	c := b.chats[ref.key]
@@ -108,6 +111,10 @@ func pressAck(kind buttonKind) string {
 		return "Dropped"
 	case btnDeleteSchedule:
 		return "Deleting…"
+	case btnFullDiff:
+		return "Sending the diff…"
+	case btnSendEdited:
+		return "Sending…"
 	}
 	return ""
 }
@@ -159,7 +166,8 @@ func parseCallbackData(data string) (buttonKind, string, int, bool) {
 	}
 	kind := buttonKind(parts[0][0])
 	switch kind {
-	case btnApprove, btnDeny, btnAlways, btnCancel, btnContinue, btnKeepWaiting, btnRetryLimit, btnDropRetry, btnDeleteSchedule:
+	case btnApprove, btnDeny, btnAlways, btnCancel, btnContinue, btnKeepWaiting, btnRetryLimit, btnDropRetry, btnDeleteSchedule,
+		btnFullDiff, btnSendEdited, btnRetryVoice: // the last three: phone.go
 		return kind, parts[1], 0, len(parts) == 2
 	case btnOption, btnPick, btnToggle, btnDone:
 		if len(parts) != 3 {

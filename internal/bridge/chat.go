@@ -75,6 +75,7 @@ type chat struct {
 	continueNext bool
 	continued    bool // sess continued the directory's latest conversation
 	promptNoted  bool
+	phone        phoneState // edits, albums and forwards (phone.go)
 	// curUpdate is the update of the mailbox item being handled; a handler
 	// that finishes it later (a message handed to the CLI off the actor)
 	// takes it.
@@ -323,12 +324,21 @@ func (c *chat) onMessage(m *models.Message) {
 	if c.answerByReply(m) { // a reply to an open question answers it (questions.go)
 		return
 	}
+	if c.collect(m) { // albums and forwards become one prompt (batch.go)
+		return
+	}
+	quote := c.replyContext(m) // replies.go
+	if isVoice(m) {
+		c.onVoice(m, quote) // voice.go
+		return
+	}
+	m = withReplyContext(m, quote)
 	if _, ok := attachmentOf(m); ok {
 		c.sendAttachment(m) // attachments.go
 		return
 	}
 	if m.Text == "" {
-		c.reply("Send text, a photo or a file; this kind of message is not supported.", m.ID)
+		c.reply("Send text, a photo, a file or a voice note; this kind of message is not supported.", m.ID)
 		return
 	}
 	c.send(runner.UserInput{Text: m.Text}, m.ID)

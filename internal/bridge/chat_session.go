@@ -70,6 +70,9 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	rc.InheritEnv, rc.IncludePartialMessages = c.b.opts.InheritEnv, true
 	rc.Pool, rc.Procs, rc.Logger = c.b.opts.Pool, procRecorder{c.b}, c.log
 	rc.MaxBudgetUSD = c.budgetCap // budget.go
+	if rc.Remote == nil {         // files_out.go: only a local project's outbox can be delivered
+		rc.ExtraArgs = withOutboxPrompt(rc.ExtraArgs, rc.Workdir, c.key)
+	}
 	sess, err := runner.NewSession(rc, runner.SessionID(sid), sid != "", 0)
 	if err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ var commandHelp = []render.CommandHelp{
 	{Command: "branch", Description: "Work in a git worktree: /branch NAME, /branch - for main"},
 	{Command: "sessions", Description: "This chat's last sessions, with Resume buttons"},
 	{Command: "continue", Description: "Continue the latest session in the project, e.g. from a terminal"},
+	{Command: "get", Description: "Send a file from the project: /get PATH"},
 	{Command: "help", Description: "What this bot can do"},
 }
 
@@ -72,6 +73,8 @@ func (c *chat) onCommand(cmd command, m *models.Message) {
 		c.listSessions(m.ID) // sessions.go
 	case "continue":
 		c.continueLatest(m.ID) // sessions.go
+	case "get":
+		c.getCommand(cmd.Args, m) // get.go
 	default:
 		// Claude's own slash commands (/compact, …) go to the CLI as text.
 		c.sendToClaude(m.Text, m.ID)

@@ -134,6 +134,8 @@ func (c *chat) sendDone(sess *runner.Session, o *outgoing, uuid runner.MessageUU
 		c.reply("⚠️ This message reached the session you just replaced. Send it again to start the new one with it.", o.msgID)
 	case errors.Is(err, context.Canceled):
 		c.reply("✖️ Not sent to Claude: cancelled while it waited.", o.msgID)
+	case errors.As(err, new(*voiceError)):
+		c.voiceFailed(err, o.msgID) // voice.go: the reason and a 🔁 Retry button
 	case o.resend:
 		c.log.Error().Err(err).Msg("re-send a queued message after the CLI stopped")
 		if text, ok := missingText(err); ok { // world.go

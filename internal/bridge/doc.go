@@ -66,4 +66,16 @@
 // is explained in the chat, naming the path; the daemon keeps running, the
 // next message looks again, and no directory is ever recreated. A CLI
 // updated in place is noticed by the version its turns report (world.go).
+//
+// Phone-first (phone.go and the files it names): files Claude writes to its
+// chat's directory under .untether/outbox/ are sent after each turn
+// through the outbox (photos, documents, albums; journaled, then moved to
+// .untether/sent/), /get PATH sends a project file through os.Root behind
+// [files] deny, and a cut Edit/Write preview offers 📄 Full diff
+// (files_out.go, get.go). Voice notes, audio files and video notes are
+// transcribed by the [voice] backend in the hand-over goroutine (voice.go,
+// internal/voice); album parts and forwards (with a comment right after
+// them) are collected into one prompt (batch.go); a reply quotes what it
+// replies to (replies.go); an edited message is never re-sent by itself,
+// only through its ✏️ Send edited version button.
 package bridge

@@ -38,6 +38,7 @@ func (b *Bridge) reconcile(ctx context.Context) error {
 			}
 			entries = append(entries, e)
 		}
+		settleMovedFiles(entries) // files_out.go
 		if _, err := b.out.Restore(ctx, entries); err != nil {
 			b.log.Error().Err(err).Msg("restore journaled messages")
 		}

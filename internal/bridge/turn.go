@@ -227,6 +227,7 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 	if t != nil && !t.done {
 		c.finishProgress(t, !tc.OK)
 	}
+	c.deliverOutbox(replyTo) // files_out.go
 	rec := state.TurnRecord{Key: c.key, SessionID: string(tc.SessionID), Duration: tc.Duration, CostUSD: tc.CostUSD,
 		ContextPct: tc.ContextPercent, OK: tc.OK, TerminalReason: tc.TerminalReason}
 	if t != nil {

@@ -82,6 +82,12 @@ var errWorkdirGone = errors.New("the project directory does not exist")
 // openUploads opens the uploads directory of workdir as a root, creating it
 // (but never the workdir itself) if needed.
 func openUploads(workdir string, create bool) (*os.Root, error) {
+	return openDirIn(workdir, uploadsDir, create)
+}
+
+// openDirIn opens dir (relative to workdir) as a root, creating it (but
+// never the workdir itself) if needed.
+func openDirIn(workdir, rel string, create bool) (*os.Root, error) {
 	root, err := os.OpenRoot(workdir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s (was it moved or deleted?)", errWorkdirGone, workdir)
@@ -91,13 +97,13 @@ func openUploads(workdir string, create bool) (*os.Root, error) {
 	}
 	defer root.Close()
 	if create {
-		if err := root.MkdirAll(uploadsDir, 0o700); err != nil {
-			return nil, fmt.Errorf("create %s: %w", uploadsDir, err)
+		if err := root.MkdirAll(rel, 0o700); err != nil {
+			return nil, fmt.Errorf("create %s: %w", rel, err)
 		}
 	}
-	up, err := root.OpenRoot(uploadsDir)
+	up, err := root.OpenRoot(rel)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", uploadsDir, err)
+		return nil, fmt.Errorf("open %s: %w", rel, err)
 	}
 	return up, nil
 }
@@ -151,29 +157,35 @@ func saveUpload(workdir, original string, r io.Reader, limit int64, received tim
 // than keep, and returns how many. A missing workdir or uploads directory
 // is not an error (and is not created).
 func pruneUploads(workdir string, keep time.Duration, now time.Time) (int, error) {
-	up, err := openUploads(workdir, false)
+	return pruneDir(workdir, uploadsDir, keep, now)
+}
+
+// pruneDir deletes the regular files (and symbolic links) in dir, relative
+// to workdir, older than keep; see pruneUploads.
+func pruneDir(workdir, rel string, keep time.Duration, now time.Time) (int, error) {
+	up, err := openDirIn(workdir, rel, false)
 	if errors.Is(err, errWorkdirGone) || errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("prune uploads: %w", err)
+		return 0, fmt.Errorf("prune %s: %w", rel, err)
 	}
 	defer up.Close()
 	dir, err := up.Open(".")
 	if err != nil {
-		return 0, fmt.Errorf("prune uploads: %w", err)
+		return 0, fmt.Errorf("prune %s: %w", rel, err)
 	}
 	entries, err := dir.ReadDir(-1)
 	dir.Close()
 	if err != nil {
-		return 0, fmt.Errorf("prune uploads: %w", err)
+		return 0, fmt.Errorf("prune %s: %w", rel, err)
 	}
 	cutoff := now.Add(-keep)
 	removed := 0
 	var errs []error
 	for _, e := range entries {
 		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) {
+		if err != nil || !(info.Mode().IsRegular() || info.Mode()&fs.ModeSymlink != 0) || !info.ModTime().Before(cutoff) {
 			continue
 		}
 		if err := up.Remove(e.Name()); err != nil {
@@ -183,7 +195,7 @@ func pruneUploads(workdir string, keep time.Duration, now time.Time) (int, error
 		removed++
 	}
 	if err := errors.Join(errs...); err != nil {
-		return removed, fmt.Errorf("prune uploads: %w", err)
+		return removed, fmt.Errorf("prune %s: %w", rel, err)
 	}
 	return removed, nil
 }
@@ -201,5 +213,6 @@ func (b *Bridge) startUploadPruner(ctx context.Context) (stop func()) {
 				b.log.Info().Int("files", n).Dur("keep", cfg.Files.Keep.Std()).Msg("pruned old uploads")
 			}
 		}
+		b.prunePhone(cfg) // files_out.go
 	})
 }

@@ -24,6 +24,9 @@ type ApprovalButtons struct {
 	Options []string
 	// Done finishes a multi-select question.
 	Done string
+	// FullDiff sends an Edit's or Write's whole change as a document; the
+	// button is shown only when the message shows less of it.
+	FullDiff string
 }
 
 // Decision is the outcome line of a decided approval, e.g. "Approved".
@@ -252,26 +255,11 @@ func bashContent(w *htmlText, input json.RawMessage, room int) {
 }
 
 func editContent(w *htmlText, tool string, input json.RawMessage, room int) {
-	m := inputFields(input)
-	path := firstNonEmpty(stringField(m, "file_path"), stringField(m, "notebook_path"))
+	path, edits := editsOf(tool, input) // fulldiff.go
 	if path != "" {
 		w.raw("<code>")
 		w.text(Truncate(oneLine(path), approvalPathMax))
 		w.raw("</code>")
-	}
-	type edit struct {
-		Old        string `json:"old_string"`
-		New        string `json:"new_string"`
-		ReplaceAll bool   `json:"replace_all"`
-	}
-	var edits []edit
-	if tool == "MultiEdit" {
-		_ = json.Unmarshal(m["edits"], &edits)
-	} else {
-		var e edit
-		if json.Unmarshal(input, &e) == nil {
-			edits = append(edits, e)
-		}
 	}
 	var diff strings.Builder
 	replaceAll := false
@@ -297,6 +285,12 @@ func editContent(w *htmlText, tool string, input json.RawMessage, room int) {
 // they share at either end are context (at most two on each side), the rest
 // is shown as removed and added, at most diffSideLines per side.
 func writeDiff(b *strings.Builder, old, new string) {
+	writeDiffN(b, old, new, diffSideLines, diffContext)
+}
+
+// writeDiffN is writeDiff with its limits: at most sideMax lines per side
+// (no limit when negative), context lines of context at either end.
+func writeDiffN(b *strings.Builder, old, new string, sideMax, context int) {
 	ol, nl := splitLines(old), splitLines(new)
 	pre := 0
 	for pre < len(ol) && pre < len(nl) && ol[pre] == nl[pre] {
@@ -306,15 +300,15 @@ func writeDiff(b *strings.Builder, old, new string) {
 	for suf < len(ol)-pre && suf < len(nl)-pre && ol[len(ol)-1-suf] == nl[len(nl)-1-suf] {
 		suf++
 	}
-	if pre > diffContext {
+	if pre > context {
 		b.WriteString("  …\n")
 	}
-	for _, l := range ol[max(0, pre-diffContext):pre] {
+	for _, l := range ol[max(0, pre-context):pre] {
 		b.WriteString("  " + l + "\n")
 	}
 	side := func(mark string, lines []string) {
 		for i, l := range lines {
-			if i == diffSideLines {
+			if i == sideMax {
 				fmt.Fprintf(b, "%s … %d more lines\n", mark, len(lines)-i)
 				return
 			}
@@ -323,10 +317,10 @@ func writeDiff(b *strings.Builder, old, new string) {
 	}
 	side("-", ol[pre:len(ol)-suf])
 	side("+", nl[pre:len(nl)-suf])
-	for _, l := range ol[len(ol)-suf : len(ol)-suf+min(suf, diffContext)] {
+	for _, l := range ol[len(ol)-suf : len(ol)-suf+min(suf, context)] {
 		b.WriteString("  " + l + "\n")
 	}
-	if suf > diffContext {
+	if suf > context {
 		b.WriteString("  …\n")
 	}
 }
@@ -561,6 +555,9 @@ func approvalKeyboard(req runner.ApprovalRequested, b ApprovalButtons) Keyboard 
 	default:
 		add(Button{Text: "✅ Approve", CallbackData: b.Approve},
 			Button{Text: "❌ Deny", CallbackData: b.Deny})
+		if b.FullDiff != "" && PreviewTruncated(req) { // fulldiff.go
+			add(Button{Text: "📄 Full diff", CallbackData: b.FullDiff})
+		}
 		if b.Always != "" {
 			if ss := parseSuggestions(req.Suggestions); len(ss) > 0 {
 				add(Button{Text: alwaysLabel(ss), CallbackData: b.Always})

@@ -1,0 +1,119 @@
+package bridge
+
+import (
+	"context"
+	"path"
+
+	"github.com/go-telegram/bot/models"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/render"
+)
+
+// Buttons of the phone features. Their tokens live in the bridge's button
+// table (approval tokens, edit tokens), except the voice retry's, which is
+// a kept voice note's id on disk and so survives a restart (voice.go).
+const (
+	btnFullDiff   buttonKind = 'f' // 📄 Full diff of an approval; the approval's token
+	btnSendEdited buttonKind = 'e' // ✏️ Send edited version
+	btnRetryVoice buttonKind = 'v' // 🔁 Retry a transcription
+)
+
+// phoneState is a chat's state for the phone features; the actor owns it.
+type phoneState struct {
+	edits   map[string]*editedMessage // by button token
+	editIDs []string                  // oldest first, to bound edits
+	batch   *batch                    // an album or forwards being collected (batch.go)
+}
+
+// editedMessage is an edit the user may send as a new message.
+type editedMessage struct {
+	msg    *models.Message
+	notice *outbox.Message
+}
+
+// maxKeptEdits bounds how many edit notices keep a working button.
+const maxKeptEdits = 20
+
+// onPhonePress handles the buttons of the phone features on the actor.
+func (c *chat) onPhonePress(p *press) {
+	switch p.kind {
+	case btnFullDiff:
+		if a, ok := c.approvals[p.token]; ok {
+			c.sendFullDiff(a)
+		}
+	case btnSendEdited:
+		c.sendEdited(p.token)
+	}
+}
+
+// sendFullDiff sends an approval's whole change as a .diff document,
+// replying to the approval message.
+func (c *chat) sendFullDiff(a *approval) {
+	name, diff, ok := render.FullDiff(a.req)
+	if !ok {
+		return
+	}
+	workdir := c.uploadDir(c.b.Config()) // projects.go
+	if workdir == "" {
+		c.reply("⚠️ The full diff is written to the project directory before it is sent, and this chat's project is on another host.", int(a.msg.ID()))
+		return
+	}
+	rel, err := writeSent(workdir, name, []byte(diff), a.created)
+	if err != nil {
+		c.log.Warn().Err(err).Msg("write the full diff")
+		c.reply("⚠️ Could not prepare the diff: "+render.EscapeHTML(err.Error()), int(a.msg.ID()))
+		return
+	}
+	c.b.out.SendMedia(c.ctx(), c.outKey, outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
+		Dir: workdir, Path: rel, Name: name, Caption: "📄 The whole change to <code>" + render.EscapeHTML(path.Base(name[:len(name)-len(".diff")])) + "</code>"}}},
+		outbox.SendOptions{ReplyTo: a.msg.ID(), Tag: tagFile})
+}
+
+// routeEdit hands an edited message to its chat. An edit is never sent to
+// Claude by itself: the chat says so and offers to send the new version.
+func (b *Bridge) routeEdit(updateID int64, m *models.Message) bool {
+	if m.ID == 0 || m.Chat.ID == 0 || !b.admit(m) {
+		return false
+	}
+	c := b.chat(chatKeyOf(m), m.Chat.Type != models.ChatTypePrivate)
+	if c == nil {
+		return false // draining: an edit notice is not worth keeping
+	}
+	c.post(item{updateID: updateID, fn: func() { c.onEdited(m) }})
+	return true
+}
+
+// onEdited answers an edited message.
+func (c *chat) onEdited(m *models.Message) {
+	if c.phone.edits == nil {
+		c.phone.edits = map[string]*editedMessage{}
+	}
+	if len(c.phone.editIDs) >= maxKeptEdits {
+		old := c.phone.editIDs[0]
+		c.phone.editIDs = c.phone.editIDs[1:]
+		delete(c.phone.edits, old)
+		c.b.forgetButton(old)
+	}
+	token := newToken()
+	c.b.registerButton(token, c.key)
+	kb := render.Keyboard{Rows: [][]render.Button{{{Text: "✏️ Send edited version", CallbackData: callbackData(btnSendEdited, token, 0)}}}}
+	notice := c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{
+		Text:     "✏️ You edited this message. Edits are not sent to Claude by themselves, so Claude has not seen the change.",
+		Keyboard: kb,
+	}, outbox.SendOptions{ReplyTo: outbox.MessageID(m.ID)})
+	c.phone.edits[token] = &editedMessage{msg: m, notice: notice}
+	c.phone.editIDs = append(c.phone.editIDs, token)
+}
+
+// sendEdited sends an edited message as if it were new.
+func (c *chat) sendEdited(token string) {
+	e, ok := c.phone.edits[token]
+	if !ok {
+		return
+	}
+	delete(c.phone.edits, token)
+	c.b.forgetButton(token)
+	c.b.out.Edit(context.WithoutCancel(c.ctx()), e.notice, outbox.High, outbox.Content{Text: "✏️ You edited this message; the edited version was sent to Claude."})
+	c.onMessage(e.msg)
+}
