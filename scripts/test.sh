@@ -9,15 +9,35 @@
 #    pinned version, or $CLAUDE_VERSION when set, which then also wins over a
 #    $UNTETHER_CLAUDE_BIN left in the environment (the real-CLI tests check that the
 #    binary they run is that version);
-# 2. runs gofmt, go vet and `go test -race ./...` with UNTETHER_REQUIRE_REAL_CLAUDE=1,
-#    so the real-CLI tests fail instead of skipping if the CLI is missing;
-# 3. does so inside a loopback-only network namespace when the machine allows it
+# 2. installs the Debian packages of the voice tests (espeak-ng, ffmpeg, pocketsphinx,
+#    pocketsphinx-en-us) when missing, with apt-get (as root, or through sudo -n);
+# 3. runs gofmt, go vet and `go test -race ./...` with UNTETHER_REQUIRE_REAL_CLAUDE=1
+#    and UNTETHER_REQUIRE_VOICE_TOOLS=1, so the real-CLI and voice tests fail instead
+#    of skipping if the CLI or the packages are missing;
+# 4. does so inside a loopback-only network namespace when the machine allows it
 #    (unshare -rn, or unshare -n as root), so no test can reach anything but 127.0.0.1/::1.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 if [ -z "${UNTETHER_IN_NETNS:-}" ]; then
+  # The voice tests run a real pipeline of Debian packages (espeak-ng speaks,
+  # ffmpeg encodes and converts, pocketsphinx listens): install what is
+  # missing now, while the network is still there.
+  missing=""
+  for pkg in espeak-ng ffmpeg pocketsphinx pocketsphinx-en-us; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      missing="$missing $pkg"
+    fi
+  done
+  if [ -n "$missing" ]; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo -n"; fi
+    echo "test.sh: installing$missing for the voice tests" >&2
+    if ! command -v apt-get >/dev/null || ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing; } >&2; then
+      echo "test.sh: WARNING: could not install$missing; the voice tests will fail" >&2
+    fi
+  fi
   go mod download
   # Before the network goes: apt needs it.
   if [ ! -x /usr/sbin/sshd ] && ! command -v sshd >/dev/null; then
@@ -53,6 +73,7 @@ if [ -n "${UNTETHER_IN_NETNS:-}" ]; then
   ip link set lo up
 fi
 export UNTETHER_REQUIRE_REAL_CLAUDE=1
+export UNTETHER_REQUIRE_VOICE_TOOLS=1  # internal/voice/voicefake: fail, not skip, without them
 export GOFLAGS="${GOFLAGS:-} -mod=readonly"
 export GOPROXY=off  # inside the namespace nothing can be fetched anyway; fail fast
 

@@ -22,7 +22,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("check", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	path := configFlag(flags)
-	online := flags.Bool("online", false, "also call Telegram's getMe with the token and reach each project on another host")
+	online := flags.Bool("online", false, "also call Telegram's getMe with the token, reach each project on another host, and try the [voice] backend")
 	if err := flags.Parse(args); err != nil {
 		return exitUsage
 	}

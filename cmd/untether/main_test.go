@@ -387,7 +387,8 @@ type daemonConfig struct {
 	MaxRows      int
 	LogLevel     string
 	// TelegramExtra and ClaudeExtra are raw lines added to those sections;
-	// Tables is raw TOML at the end ([projects.<name>] tables).
+	// Tables is raw TOML at the end ([projects.<name>] tables, a [voice]
+	// section).
 	TelegramExtra, ClaudeExtra, Tables string
 }
 
