@@ -72,6 +72,7 @@ type Bridge struct {
 	client   *http.Client   // Telegram's: the Bot API and file downloads
 	ignored  ignoreLog      // rate limit of refusal logs (groups.go)
 	conflict conflictStreak // 409s in a row (conflict.go)
+	albums   albumMemory    // albums addressed to the bot in groups (batch.go)
 	away     bridgeAway     // usage, budgets, retries after a limit, schedules (away.go)
 	versions cliVersions    // CLI versions seen in turns (world.go)
 }

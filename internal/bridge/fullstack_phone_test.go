@@ -159,6 +159,11 @@ func TestReplyCarriesItsQuote(t *testing.T) {
 	assert.Contains(t, r.prompts(),
 		"[The user is replying to this part of your (Claude's) earlier message, as untether showed it: “the deploy window is at noon”]\n\nQUOTEMARK move it to two")
 
+	in3 := r.tg.UserSends(chat, aliceUser, "QUOTETHREE really?", tgfake.ReplyingTo(answer.ID))
+	r.finalAnswer(chat, in3.ID, "QUOTETHREE")
+	assert.Contains(t, r.prompts(), "[The user is replying to your (Claude's) earlier message, as untether showed it: "+
+		"“echo: the deploy window is at noon, and the rollback plan is ready”]\n\nQUOTETHREE really?", "without the answer's ⏱ footer")
+
 	in2 := r.tg.UserSends(chat, aliceUser, "QUOTETWO and this?", tgfake.ReplyingTo(first.ID))
 	r.finalAnswer(chat, in2.ID, "QUOTETWO")
 	assert.Contains(t, r.prompts(),
@@ -184,4 +189,20 @@ func TestEditedMessageIsNotSilentlyResent(t *testing.T) {
 	m, _ := r.tg.Snapshot().Message(chat, notice.ID)
 	assert.Empty(t, m.Keyboard)
 	assert.Contains(t, m.Text, "the edited version was sent")
+}
+
+// TestAlbumInAMentionGroupKeepsEveryPart: only the first part mentions the
+// bot (the caption is there), yet the whole album is one prompt.
+func TestAlbumInAMentionGroupKeepsEveryPart(t *testing.T) {
+	r := newRig(t, withGroup(config.GroupTriggerMention))
+	r.addTeam()
+	caption, mention := mentioning("GROUPALBUM compare these")
+	first := r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 20, 20), caption, mention, tgfake.InAlbum("g1"))
+	r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 30, 20), "", tgfake.InAlbum("g1"))
+	r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 20, 30), "", tgfake.InAlbum("g1"))
+	r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 20, 30), "", tgfake.InAlbum("other"))
+	r.finalAnswer(team, first.ID, "echo:")
+	body := r.lastCallWith("GROUPALBUM")
+	assert.Equal(t, 3, strings.Count(body, `"type":"image"`), "every part of the album, and only those")
+	assert.Len(t, r.claude.API.ModelCalls(), 1)
 }

@@ -54,6 +54,10 @@ func TestSlotWaitKeepsTheChatResponsive(t *testing.T) {
 	assert.Contains(t, status.Text, "Waiting for a free Claude slot")
 	assert.Contains(t, status.Text, "2 message(s) not yet handed to Claude")
 
+	// The status reply goes out while its item is still being finished
+	// (the update confirmed): wait for the mailbox to settle, then check
+	// that the slot wait does not occupy it.
+	require.Eventually(t, func() bool { return r.b.StalledFor(keyB, time.Now()) == 0 }, wait, 5*time.Millisecond)
 	require.NoError(t, r.b.Healthy(time.Now()), "waiting for a slot is not a stall")
 	// An item can be in the mailbox for an instant (a timer's post); what
 	// matters is that the actor keeps taking them while it waits, so the

@@ -49,7 +49,7 @@ func (b *Bridge) admit(m *models.Message) bool {
 	case addressedElsewhere(m, b.botUsername):
 		b.ignored.debug(b, "other-bot", m.Chat.ID, from, "ignoring a command addressed to another bot")
 		return false
-	case !private && b.Config().Telegram.GroupTrigger == config.GroupTriggerMention && !addressedToUs(m, b.botUsername):
+	case !private && b.Config().Telegram.GroupTrigger == config.GroupTriggerMention && !b.addressedOrAlbum(m): // batch.go
 		b.ignored.debug(b, "chatter", m.Chat.ID, from, "ignoring a group message not addressed to the bot (group_trigger = \"mention\")")
 		return false
 	}

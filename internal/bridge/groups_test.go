@@ -84,7 +84,7 @@ func TestGroupMentionTrigger(t *testing.T) {
 	answer := r.finalAnswer(team, addressed.ID, "hello bot")
 
 	reply := r.tg.UserSends(team, aliceU, "and a follow-up", tgfake.ReplyingTo(answer.ID))
-	r.finalAnswer(team, reply.ID, "echo: and a follow-up")
+	r.finalAnswer(team, reply.ID, "and a follow-up") // after the quote of the answer it replies to (replies.go)
 
 	st := r.say(team, alice, "/status")
 	r.waitBot(team, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID && strings.Contains(m.Text, "Session status") })

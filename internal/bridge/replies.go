@@ -31,6 +31,13 @@ func (c *chat) replyContext(m *models.Message) string {
 		who = "a message from " + senderName(*r.From)
 	}
 	quoted := firstNonEmptyString(r.Text, r.Caption)
+	if r.From != nil && r.From.IsBot {
+		// An answer's footer (⏱ time · cost · context · model) is not
+		// part of what Claude said.
+		if i := strings.LastIndex(quoted, "\n\n⏱"); i > 0 {
+			quoted = quoted[:i]
+		}
+	}
 	part := ""
 	if m.Quote != nil && m.Quote.Text != "" {
 		quoted, part = m.Quote.Text, "this part of "
