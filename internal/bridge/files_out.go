@@ -175,8 +175,9 @@ func humanSize(n int64) string {
 }
 
 // sentName picks a new name in sentDir for a file called name: stamped,
-// and never one that exists.
-func sentName(root *os.Root, name string, now time.Time) string {
+// and never one that exists or that taken (names picked for files not
+// moved there yet) holds; the name is added to taken.
+func sentName(root *os.Root, name string, now time.Time, taken map[string]bool) string {
 	base, ext := uploadName(name)
 	stamp := now.UTC().Format("20060102-150405")
 	for i := 1; ; i++ {
@@ -184,7 +185,10 @@ func sentName(root *os.Root, name string, now time.Time) string {
 		if i > 1 {
 			n = stamp + "-" + base + "-" + strconv.Itoa(i) + ext
 		}
-		if _, err := root.Lstat(sentDir + "/" + n); errors.Is(err, fs.ErrNotExist) || i >= 1000 {
+		if _, err := root.Lstat(sentDir + "/" + n); (errors.Is(err, fs.ErrNotExist) && !taken[n]) || i >= 1000 {
+			if taken != nil {
+				taken[n] = true
+			}
 			return n
 		}
 	}
@@ -221,8 +225,9 @@ func (c *chat) deliverOutbox(replyTo int) {
 	now := time.Now()
 	var photos, docs []outbox.MediaFile
 	var notes []string
+	taken := map[string]bool{}
 	for _, f := range files {
-		dest := sentDir + "/" + sentName(root, f.name, now)
+		dest := sentDir + "/" + sentName(root, f.name, now, taken)
 		if f.skip != "" {
 			if err := root.Rename(outboxDir+"/"+f.name, dest); err != nil {
 				c.log.Warn().Err(err).Str("file", f.name).Msg("move a file that is not sent")
@@ -302,7 +307,7 @@ func writeSent(workdir, name string, data []byte, now time.Time) (string, error)
 	if err := root.MkdirAll(sentDir, 0o700); err != nil {
 		return "", fmt.Errorf("create %s: %w", sentDir, err)
 	}
-	rel := sentDir + "/" + sentName(root, name, now)
+	rel := sentDir + "/" + sentName(root, name, now, nil)
 	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", rel, err)

@@ -85,6 +85,16 @@ func TestVoiceNoteThroughTheEndpoint(t *testing.T) {
 	assert.Equal(t, []byte("OggS second note"), reqs[2].Audio, "the retry sent the kept note")
 	m, _ := r.tg.Snapshot().Message(chat, fail.ID)
 	assert.Empty(t, m.Keyboard, "a used Retry button is gone")
+
+	vn := r.tg.UserSendsVideoNote(chat, aliceUser, []byte("mp4 round video"), 4)
+	r.finalAnswer(chat, vn.ID, "(video note, transcribed)")
+	au := r.tg.UserSendsAudio(chat, aliceUser, "memo.m4a", "audio/mp4", []byte("m4a memo"), 30, "")
+	r.finalAnswer(chat, au.ID, "(audio file, transcribed)")
+	reqs = srv.Requests()
+	require.Len(t, reqs, 5)
+	assert.Equal(t, "video-note.mp4", reqs[3].FileName)
+	assert.Equal(t, []byte("mp4 round video"), reqs[3].Audio)
+	assert.Equal(t, "memo.m4a", reqs[4].FileName)
 	assert.NotContains(t, r.logs.String(), voiceKey, "the voice key is never logged")
 }
 

@@ -208,7 +208,7 @@ func writeZip(workdir, dir, name string, deny []string, now time.Time) (string, 
 	if err := root.MkdirAll(sentDir, 0o700); err != nil {
 		return "", st, fmt.Errorf("create %s: %w", sentDir, err)
 	}
-	zipRel := sentDir + "/" + sentName(root, name, now)
+	zipRel := sentDir + "/" + sentName(root, name, now, nil)
 	out, err := root.OpenFile(zipRel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", st, fmt.Errorf("create the archive: %w", err)
