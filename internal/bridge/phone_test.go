@@ -46,7 +46,9 @@ func TestScanOutboxSortsFilesIntoPhotosDocumentsAndSkips(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, ".untether/outbox/1")
 	require.NoError(t, os.MkdirAll(filepath.Join(out, "sub"), 0o700))
-	write := func(name string, data []byte) { require.NoError(t, os.WriteFile(filepath.Join(out, name), data, 0o600)) }
+	write := func(name string, data []byte) {
+		require.NoError(t, os.WriteFile(filepath.Join(out, name), data, 0o600))
+	}
 	write("chart.png", pngBytes(t, 40, 30))
 	write("strip.png", pngBytes(t, 10, 300)) // ratio over 20: Telegram refuses it as a photo
 	write("fake.jpg", []byte("not a picture"))
@@ -154,4 +156,21 @@ func TestKeptVoiceNotes(t *testing.T) {
 	_, err = loadKept(&cfg, "old")
 	assert.ErrorIs(t, err, os.ErrNotExist, "older than a day is gone")
 	assert.NoFileExists(t, keptPath(&cfg, "old"), "and deleted")
+}
+
+// TestSettleMovedFiles: a crash between journaling a file's send and moving
+// it to sent/ leaves it in the outbox; the next start moves it before the
+// journal is replayed, so the next turn does not send it again.
+func TestSettleMovedFiles(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".untether/outbox/1"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".untether/outbox/1/r.txt"), []byte("r"), 0o600))
+	payload := `{"v":1,"chat":1,"files":[{"Kind":1,"Dir":"` + dir + `","Path":".untether/sent/x-r.txt","Fallback":".untether/outbox/1/r.txt","Name":"r.txt"}]}`
+	entry := outbox.JournalEntry{ID: 1, Key: outbox.ChatKey{Chat: 1}, Kind: outbox.KindMedia, Payload: []byte(payload)}
+	require.Len(t, outbox.MediaFiles(entry), 1)
+	settleMovedFiles([]outbox.JournalEntry{entry, {ID: 2, Kind: outbox.KindSend, Payload: []byte(`{"v":1}`)}})
+	assert.NoFileExists(t, filepath.Join(dir, ".untether/outbox/1/r.txt"))
+	got, err := os.ReadFile(filepath.Join(dir, ".untether/sent/x-r.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "r", string(got))
 }
