@@ -75,7 +75,7 @@ func TestClaudeSendsAFileFromItsOutbox(t *testing.T) {
 	assert.Len(t, r.tg.Snapshot().Documents(), 1)
 }
 
-func TestOutboxPhotosGoAsOneAlbumAndOversizedFilesAreNamed(t *testing.T) {
+func TestOutboxPhotosGoAsOneAlbumAndSkippedFilesAreNamed(t *testing.T) {
 	chat := tgfake.ChatID(alice)
 	r := newRig(t)
 	// Claude's Bash ran earlier in the turn (its approval is tested
