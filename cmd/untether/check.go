@@ -75,6 +75,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		say("ok", "state dir %s is writable", filepath.Clean(cfg.State.Dir))
 	}
 	checkProjects(ctx, cfg, *online, say) // check_projects.go
+	voiceChecks(ctx, cfg, *online, say)   // check_voice.go
 	if *online {
 		if name, err := bridge.CheckToken(ctx, cfg); err != nil {
 			say("error", "telegram: %v", err)

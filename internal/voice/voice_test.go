@@ -97,7 +97,7 @@ func TestCommandRunsOnTheConvertedWAV(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, err = voice.Command{FFmpeg: "ffmpeg", Argv: []string{"sleep", "10", "{wav}"}}.Transcribe(ctx, voice.Audio{Data: voice.SilentWAV(0.2), Name: "n.wav"})
+	_, err = voice.Command{FFmpeg: "ffmpeg", Argv: []string{"sh", "-c", "sleep 10", "{wav}"}}.Transcribe(ctx, voice.Audio{Data: voice.SilentWAV(0.2), Name: "n.wav"})
 	require.ErrorAs(t, err, &ce)
 	assert.Contains(t, err.Error(), "timed out")
 }
