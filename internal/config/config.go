@@ -453,7 +453,9 @@ type Daemon struct {
 }
 
 // Budget caps what Claude may spend, as the CLI reports it (total_cost_usd).
-// Days and months are counted in telegram.timezone.
+// Days and months are counted in telegram.timezone. It caps all projects
+// together; a project's own budget ([projects.<name>.budget]) caps it
+// further.
 type Budget struct {
 	// DailyUSD is the most all chats together may spend per day; 0: no cap.
 	DailyUSD float64 `toml:"daily_usd"`
@@ -485,7 +487,9 @@ type Schedule struct {
 	Chat int64 `toml:"chat"`
 	// Thread is the forum topic, 0 for none.
 	Thread int64 `toml:"thread"`
-	// Project must be empty: projects are not supported yet.
+	// Project, when set, is where each run works: the chat (or topic) is
+	// switched to it first, as /project does, unless it already works
+	// there. Empty runs wherever the chat works at the time.
 	Project string `toml:"project"`
 	// Cron is a 5-field cron expression ("0 9 * * 1-5") or a descriptor
 	// ("@daily", "@every 2h").

@@ -180,6 +180,12 @@ func tomlValue(v reflect.Value) string {
 			items[i] = tomlValue(v.Index(i))
 		}
 		return "[" + strings.Join(items, ", ") + "]"
+	case reflect.Struct: // a project's budget, as an inline table
+		items := make([]string, v.NumField())
+		for i := range items {
+			items[i] = v.Type().Field(i).Tag.Get("toml") + " = " + tomlValue(v.Field(i))
+		}
+		return "{ " + strings.Join(items, ", ") + " }"
 	case reflect.Map:
 		keys := make([]string, 0, v.Len())
 		for _, k := range v.MapKeys() {

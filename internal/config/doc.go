@@ -24,7 +24,10 @@
 // allowed_modes may only narrow the global list) and optionally living on
 // another host reached with ssh. claude.workdir is the project named
 // "default"; Config.Project resolves a name to the settings a session in it
-// runs with. Projects are reloadable: the next spawn uses what SIGHUP loaded.
+// runs with. A project may have its own budget, [projects.<name>.budget]
+// (dumped as an inline table), which caps its turns within [budget]. Projects
+// are reloadable: the next spawn uses what SIGHUP loaded. A [[schedules]]
+// entry may name a project, which must exist.
 //
 // untether.example.toml at the repository root documents every key with its
 // default; tests keep it complete and in step with Default.

@@ -183,7 +183,8 @@ func isSchemaKey(k toml.Key, known []string) bool {
 	case len(k) == 1:
 		return slices.Contains(sectionNames(), k[0])
 	case k[0] == projectsKey:
-		return len(k) == 2 || len(k) == 3 && slices.Contains(projectKeys(), k[2]) || len(k) == 4 && k[2] == "env"
+		return len(k) == 2 || len(k) == 3 && slices.Contains(projectKeys(), k[2]) || len(k) == 4 && k[2] == "env" ||
+			len(k) == 4 && k[2] == budgetKey && slices.Contains(projectBudgetKeys(), k[3])
 	case len(k) > 2 && k[0]+"."+k[1] == envKey:
 		return true
 	case len(k) == 2 && slices.Contains(listSections(), k[0]):
@@ -207,6 +208,11 @@ func suggest(k toml.Key, known []string) string {
 		candidates = nil
 		for _, pk := range projectKeys() {
 			candidates = append(candidates, projectsKey+"."+quoteKey(k[1])+"."+pk)
+		}
+	case k[0] == projectsKey && len(k) == 4 && k[2] == budgetKey:
+		candidates = nil
+		for _, bk := range projectBudgetKeys() {
+			candidates = append(candidates, projectsKey+"."+quoteKey(k[1])+"."+budgetKey+"."+bk)
 		}
 	}
 	name := strings.Join(k, ".")

@@ -2,6 +2,7 @@ package config
 
 import (
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -45,6 +46,45 @@ type Project struct {
 	// WorktreeBase is what /branch creates a new branch from; empty means
 	// the main checkout's current HEAD.
 	WorktreeBase string `toml:"worktree_base"`
+	// Budget ([projects.<name>.budget]) caps what the project's turns may
+	// spend, within [budget], which still caps everything together.
+	Budget ProjectBudget `toml:"budget"`
+}
+
+// ProjectBudget is a project's own budget: [budget]'s keys, counting only
+// the turns run in the project. Zero values set no cap; WarnAt 0 means
+// budget.warn_at.
+type ProjectBudget struct {
+	DailyUSD   float64 `toml:"daily_usd"`
+	MonthlyUSD float64 `toml:"monthly_usd"`
+	WarnAt     float64 `toml:"warn_at"`
+}
+
+// Enabled reports whether the project has a budget.
+func (b ProjectBudget) Enabled() bool { return b.DailyUSD > 0 || b.MonthlyUSD > 0 }
+
+// budgetKey is the [projects.<name>.budget] sub-table.
+const budgetKey = "budget"
+
+// projectBudgetKeys returns the keys of a [projects.<name>.budget] table.
+func projectBudgetKeys() []string {
+	t := reflect.TypeFor[ProjectBudget]()
+	keys := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		keys = append(keys, t.Field(i).Tag.Get("toml"))
+	}
+	return keys
+}
+
+// ProjectBudgets lists the projects that have a budget, by name.
+func (c *Config) ProjectBudgets() []string {
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(c.Projects)) {
+		if c.Projects[n].Budget.Enabled() {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Remote reports whether the project runs on another machine.
@@ -224,6 +264,11 @@ func (c *Config) validateProject(key string, p Project, ps *problems) {
 	}
 	if b := p.WorktreeBase; b != "" && (!revPattern.MatchString(b) || strings.HasPrefix(b, "-")) {
 		ps.add(key+".worktree_base", "%q is not a git revision", b)
+	}
+	nonNegative(ps, key+".budget.daily_usd", p.Budget.DailyUSD)
+	nonNegative(ps, key+".budget.monthly_usd", p.Budget.MonthlyUSD)
+	if w := p.Budget.WarnAt; w != 0 && !(w > 0 && w <= 1) {
+		ps.add(key+".budget.warn_at", "is %v; must be a share of the budget above 0 and at most 1, or 0 for budget.warn_at", w)
 	}
 }
 

@@ -41,7 +41,9 @@ func (c *Config) validateSchedule(ps *problems, key string, s Schedule) {
 		ps.add(key+".thread", "is %d; a forum topic id is positive (0: no topic)", s.Thread)
 	}
 	if s.Project != "" {
-		ps.add(key+".project", "is %q; projects are not supported yet, leave it empty", s.Project)
+		if _, ok := c.Project(s.Project); !ok {
+			ps.add(key+".project", "is %q, which is not a project; one of %s, or empty for wherever the chat works", s.Project, strings.Join(c.ProjectNames(), ", "))
+		}
 	}
 	if _, err := cronspec.Parse(s.Cron); err != nil {
 		ps.add(key+".cron", "%v; write five fields such as \"0 9 * * 1-5\" or a descriptor such as \"@daily\"", err)
