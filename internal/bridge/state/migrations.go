@@ -231,6 +231,16 @@ INSERT INTO sessions (session_id, chat_id, thread_id, project, started_at, last_
 INSERT OR IGNORE INTO sessions (session_id, chat_id, thread_id, project, started_at, last_active)
 	SELECT session_id, chat_id, thread_id, 'default', last_active, last_active FROM chats WHERE session_id <> '';
 `,
+	// 8: the project each turn ran in, for per-project budgets. Turns run
+	// since migration 7 are filed under their session's project; older
+	// ones (and any whose session is unknown) ran in claude.workdir, the
+	// project "default".
+	`
+ALTER TABLE turns ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
+UPDATE turns SET project = (SELECT s.project FROM sessions s WHERE s.session_id = turns.session_id)
+	WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = turns.session_id);
+CREATE INDEX turns_project ON turns (project, started_at);
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one

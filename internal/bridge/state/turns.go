@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// defaultProject is claude.workdir's project (config.DefaultProjectName),
+// where turns recorded without one ran.
+const defaultProject = "default"
+
 // TurnRecord is one finished CLI turn, kept for /status and stats.
 type TurnRecord struct {
 	Key       ChatKey
@@ -22,6 +26,9 @@ type TurnRecord struct {
 	TerminalReason string
 	// Tokens the turn used, as the result's usage reports them.
 	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int64
+	// Project is the project the turn ran in, for its budget; "" files it
+	// under "default".
+	Project string
 }
 
 // RecordTurn stores rec and, in the same transaction, adds its cost to the
@@ -40,6 +47,9 @@ func (s *Store) RecordTurn(ctx context.Context, rec TurnRecord) error {
 	}
 	if rec.StartedAt.IsZero() {
 		rec.StartedAt = s.now().Add(-rec.Duration)
+	}
+	if rec.Project == "" {
+		rec.Project = defaultProject
 	}
 	ended := rec.StartedAt.Add(rec.Duration)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -60,11 +70,11 @@ WHERE session_id = ?`, rec.CostUSD, toNanos(ended), rec.SessionID); err != nil {
 		}
 		if _, err := tx.ExecContext(ctx, `
 INSERT INTO turns (chat_id, thread_id, session_id, started_at, duration_ns, cost_usd, context_pct, ok, terminal_reason,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, project)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			rec.Key.Chat, rec.Key.Thread, rec.SessionID, toNanos(rec.StartedAt), int64(rec.Duration),
 			rec.CostUSD, rec.ContextPct, rec.OK, rec.TerminalReason,
-			rec.InputTokens, rec.OutputTokens, rec.CacheReadTokens, rec.CacheWriteTokens); err != nil {
+			rec.InputTokens, rec.OutputTokens, rec.CacheReadTokens, rec.CacheWriteTokens, rec.Project); err != nil {
 			return fmt.Errorf("insert turn: %w", err)
 		}
 		return nil

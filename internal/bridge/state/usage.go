@@ -48,3 +48,14 @@ func (s *Store) CostSince(ctx context.Context, since time.Time) (float64, error)
 	}
 	return cost, nil
 }
+
+// ProjectCostSince is what the turns run in project that started at or
+// after since cost together, for the project's budget.
+func (s *Store) ProjectCostSince(ctx context.Context, project string, since time.Time) (float64, error) {
+	var cost float64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost_usd), 0) FROM turns WHERE project = ? AND started_at >= ?`,
+		project, toNanos(since)).Scan(&cost); err != nil {
+		return 0, fmt.Errorf("sum the costs of project %s since %s: %w", project, since.Format(time.RFC3339), err)
+	}
+	return cost, nil
+}
