@@ -155,3 +155,23 @@ func TestRenderLimitRetry(t *testing.T) {
 	}
 	awayGolden(t, "limit-retry", strings.Join(all, "\n\n"))
 }
+
+// TestRenderProjectBudget: a project's own budget is named in /budget, in
+// the refusal (which points at the other projects), the warning and the
+// stop.
+func TestRenderProjectBudget(t *testing.T) {
+	midnight := time.Date(2026, 12, 1, 0, 0, 0, 0, cet)
+	global := render.BudgetLimit{Period: "daily", LimitUSD: 10, SpentUSD: 3, ResetsAt: midnight}
+	api := render.BudgetLimit{Period: "daily", Project: "api", LimitUSD: 2, SpentUSD: 2.5, ResetsAt: midnight}
+	web := render.BudgetLimit{Period: "monthly", Project: "web", LimitUSD: 20, SpentUSD: 0.5, ResetsAt: midnight}
+	projects := []render.ProjectBudget{{Name: "api", WarnAt: 0.8, Limits: []render.BudgetLimit{api}},
+		{Name: "web", WarnAt: 0.5, Limits: []render.BudgetLimit{web}}}
+	awayGolden(t, "budget-project-over", render.RenderBudget(render.BudgetReport{Now: awayT, Zone: "Europe/Paris", WarnAt: 0.8,
+		Limits: []render.BudgetLimit{global}, Projects: projects, Here: "api"}))
+	awayGolden(t, "budget-project-elsewhere", render.RenderBudget(render.BudgetReport{Now: awayT, WarnAt: 0.8, Cap: 7,
+		Today: 3, Month: 3, Projects: projects, Here: "web"}))
+	awayGolden(t, "budget-project-refusal", render.BudgetRefusal([]render.BudgetLimit{global, api}, awayT))
+	assert.Equal(t, "💰 125 % of the daily budget of project api used ($2.50 of $2.00), resets tomorrow 00:00 CET (in 10h13m)",
+		render.BudgetWarning(api, awayT))
+	assert.Contains(t, render.BudgetStopped(0.5, api, awayT), "what was left of the daily budget of project api). New messages in project api are refused")
+}
