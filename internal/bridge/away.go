@@ -110,8 +110,9 @@ func (c *chat) answerNotes(t *turn, tc runner.TurnCompleted) []string {
 }
 
 // recordTurnExtras fills what /usage and budgets need in a turn record:
-// its tokens, and its start on the Clock.
+// its tokens, its start on the Clock, and the project it ran in.
 func (c *chat) recordTurnExtras(rec *state.TurnRecord, tc runner.TurnCompleted) {
+	rec.Project = c.sessPlace.project
 	rec.InputTokens = tc.Usage.InputTokens + tc.Usage.CacheCreationInputTokens + tc.Usage.CacheReadInputTokens
 	rec.OutputTokens = tc.Usage.OutputTokens
 	rec.CacheReadTokens, rec.CacheWriteTokens = tc.Usage.CacheReadInputTokens, tc.Usage.CacheCreationInputTokens

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
@@ -20,19 +21,37 @@ import (
 // meanwhile is not (a restart costs a cold start per message), so
 // concurrent turns in several chats can overshoot a budget by what they
 // spend at once, and the refusal of new messages then holds.
+//
+// A project may have a budget of its own ([projects.<name>.budget],
+// budget_projects.go), which counts only the turns run in it: the global
+// budget still caps everything, the project's caps the project further.
+// Where a chat works decides which apply: its messages are refused when
+// either is used up, and its CLI's cap is the smaller of what is left.
 
 // minCap is what a CLI gets when nothing is left: --max-budget-usd 0 would
 // mean no cap at all. Such a CLI refuses every turn, and is restarted with a
 // real cap when the budget resets.
 const minCap = 0.0001
 
-// budgetState is where the budgets stand.
+// budgetState is where the budgets that apply to one project stand: the
+// global ones, then the project's own.
 type budgetState struct {
 	limits       []render.BudgetLimit
 	today, month float64
 	warnAt       float64
-	zone         string
-	now          time.Time // in the users' zone
+	// project is the project asked about; projWarnAt its own warn_at.
+	project    string
+	projWarnAt float64
+	zone       string
+	now        time.Time // in the users' zone
+}
+
+// warnAtFor is the share at which l warns.
+func (s budgetState) warnAtFor(l render.BudgetLimit) float64 {
+	if l.Project != "" {
+		return s.projWarnAt
+	}
+	return s.warnAt
 }
 
 // enabled reports whether any budget is set.
@@ -50,13 +69,11 @@ func (s budgetState) remaining() (float64, render.BudgetLimit) {
 	return max(left, 0), by
 }
 
-// budget reads where the budgets stand now.
-func (b *Bridge) budget(ctx context.Context) (budgetState, error) {
+// budget reads where the budgets that apply to project stand now ("": the
+// global ones only).
+func (b *Bridge) budget(ctx context.Context, project string) (budgetState, error) {
 	cfg := b.Config()
-	loc := cfg.Telegram.Location()
-	now := b.now().In(loc)
-	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
-	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, loc)
+	now, day, month := b.budgetPeriods(cfg)
 	st := budgetState{warnAt: cfg.Budget.WarnAt, zone: zoneName(cfg.Telegram.Timezone), now: now}
 	var err error
 	if st.today, err = b.store.CostSince(ctx, day); err != nil {
@@ -71,7 +88,17 @@ func (b *Bridge) budget(ctx context.Context) (budgetState, error) {
 	if usd := cfg.Budget.MonthlyUSD; usd > 0 {
 		st.limits = append(st.limits, render.BudgetLimit{Period: "monthly", LimitUSD: usd, SpentUSD: st.month, ResetsAt: month.AddDate(0, 1, 0)})
 	}
-	return st, nil
+	return st, b.addProjectBudget(ctx, cfg, &st, project) // budget_projects.go
+}
+
+// budgetPeriods are now, and the starts of today and this month, in the
+// users' zone.
+func (b *Bridge) budgetPeriods(cfg *config.Config) (now, day, month time.Time) {
+	loc := cfg.Telegram.Location()
+	now = b.now().In(loc)
+	day = time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
+	month = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, loc)
+	return now, day, month
 }
 
 // zoneName names the users' zone for headers.
@@ -82,11 +109,12 @@ func zoneName(tz string) string {
 	return tz
 }
 
-// budgetCap is asked by the runner at each spawn of the chat's CLI: what
-// is left of the budgets, 0 (no cap) without budgets.
-func (c *chat) budgetCap() float64 {
+// budgetCap is asked by the runner at each spawn of the chat's CLI in
+// project: what is left of the budgets that apply there, 0 (no cap)
+// without budgets.
+func (c *chat) budgetCap(project string) float64 {
 	cap := 0.0
-	if st, err := c.b.budget(c.ctx()); err != nil {
+	if st, err := c.b.budget(c.ctx(), project); err != nil {
 		c.log.Error().Err(err).Msg("read budgets for the CLI's spending cap")
 	} else if st.enabled() {
 		left, _ := st.remaining()
@@ -107,17 +135,19 @@ func (c *chat) startedProcess() {
 // it is refused (and the user told when the budget resets). If the live
 // CLI's cap no longer fits the budgets, the message restarts it first.
 func (c *chat) withinBudget(o *outgoing) bool {
-	if !c.b.Config().Budget.Enabled() && !c.away.procCapped {
+	cfg := c.b.Config()
+	project := c.projectFor(cfg).Name
+	if !budgetsApply(cfg, project) && !c.away.procCapped {
 		return true
 	}
-	st, err := c.b.budget(c.ctx())
+	st, err := c.b.budget(c.ctx(), project)
 	if err != nil {
 		c.log.Error().Err(err).Msg("read budgets; the message goes through")
 		return true
 	}
 	if refusal := render.BudgetRefusal(st.limits, st.now); refusal != "" {
 		c.reply(refusal, o.msgID)
-		c.log.Info().Msg("refused a message over budget")
+		c.log.Info().Str("project", project).Msg("refused a message over budget")
 		return false
 	}
 	if c.staleCap(st) {
@@ -153,10 +183,11 @@ func (c *chat) staleCap(st budgetState) bool {
 // if its cap did, else a warning the first time a budget passes warn_at in
 // its day or month (and again the first time it is used up).
 func (c *chat) budgetNotes(tc runner.TurnCompleted) []string {
-	if !c.b.Config().Budget.Enabled() {
+	project := c.sessPlace.project // where the turn ran
+	if !budgetsApply(c.b.Config(), project) {
 		return nil
 	}
-	st, err := c.b.budget(c.ctx())
+	st, err := c.b.budget(c.ctx(), project)
 	if err != nil {
 		c.log.Error().Err(err).Msg("read budgets for the answer")
 		return nil
@@ -168,16 +199,16 @@ func (c *chat) budgetNotes(tc runner.TurnCompleted) []string {
 	var out []string
 	for _, l := range st.limits {
 		l.SpentUSD += tc.CostUSD // the turn is recorded after its answer
-		if l.Share() < st.warnAt {
+		if l.Share() < st.warnAtFor(l) {
 			continue
 		}
 		mark := "warn"
 		if l.Over() {
 			mark = "over"
 		}
-		// Once per period and mark, across restarts and chats.
+		// Once per budget, period and mark, across restarts and chats.
 		period := l.ResetsAt.Format(time.DateOnly)
-		if changed, err := c.b.store.SwapSetting(c.ctx(), "budget-warned-"+l.Period, period+"/"+mark); err != nil {
+		if changed, err := c.b.store.SwapSetting(c.ctx(), warnedSetting(l), period+"/"+mark); err != nil {
 			c.log.Error().Err(err).Msg("remember a budget warning")
 		} else if changed {
 			out = append(out, render.BudgetWarning(l, st.now))
@@ -186,14 +217,27 @@ func (c *chat) budgetNotes(tc runner.TurnCompleted) []string {
 	return out
 }
 
-// showBudget answers /budget.
+// showBudget answers /budget: the global budgets, each project's own, and
+// what they mean for the chat's project.
 func (c *chat) showBudget(replyTo int) {
-	st, err := c.b.budget(c.ctx())
+	cfg := c.b.Config()
+	here := c.projectFor(cfg).Name
+	st, err := c.b.budget(c.ctx(), here)
+	var projects []render.ProjectBudget
+	if err == nil {
+		projects, err = c.b.projectBudgets(c.ctx(), cfg) // budget_projects.go
+	}
 	if err != nil {
 		c.reply("⚠️ Could not read the budgets: "+render.EscapeHTML(err.Error()), replyTo)
 		return
 	}
 	left, _ := st.remaining()
-	c.reply(render.RenderBudget(render.BudgetReport{Now: st.now, Zone: st.zone, WarnAt: st.warnAt, Limits: st.limits,
-		Today: st.today, Month: st.month, Cap: left}), replyTo)
+	var global []render.BudgetLimit
+	for _, l := range st.limits {
+		if l.Project == "" {
+			global = append(global, l)
+		}
+	}
+	c.reply(render.RenderBudget(render.BudgetReport{Now: st.now, Zone: st.zone, WarnAt: st.warnAt, Limits: global,
+		Today: st.today, Month: st.month, Cap: left, Projects: projects, Here: here}), replyTo)
 }

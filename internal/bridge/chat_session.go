@@ -69,8 +69,8 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	rc, pl, sid := c.spawnConfig(c.b.Config()) // settings.go
 	rc.InheritEnv, rc.IncludePartialMessages = c.b.opts.InheritEnv, true
 	rc.Pool, rc.Procs, rc.Logger = c.b.opts.Pool, procRecorder{c.b}, c.log
-	rc.MaxBudgetUSD = c.budgetCap // budget.go
-	if rc.Remote == nil {         // files_out.go: only a local project's outbox can be delivered
+	rc.MaxBudgetUSD = func() float64 { return c.budgetCap(pl.project) } // budget.go
+	if rc.Remote == nil {                                               // files_out.go: only a local project's outbox can be delivered
 		rc.ExtraArgs = withOutboxPrompt(rc.ExtraArgs, rc.Workdir, c.key)
 	}
 	sess, err := runner.NewSession(rc, runner.SessionID(sid), sid != "", 0)
