@@ -26,6 +26,10 @@ type bridgeAway struct {
 	// changed, so it recomputes when to wake up.
 	wake chan struct{}
 	done chan struct{} // closed when the scheduler stopped
+	// schedProjects maps a [[schedules]] entry's ConfigKey to its project,
+	// for the entries that name one (schedules_projects.go). The
+	// scheduler sets it at start; chats read it when a run fires.
+	schedProjects atomic.Pointer[map[string]string]
 }
 
 // chatAway is a chat's part. Only the actor touches it, except spawnCap.

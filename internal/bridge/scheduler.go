@@ -165,6 +165,8 @@ func (b *Bridge) syncConfigSchedules(ctx context.Context) {
 	cfg := b.Config()
 	now := b.now()
 	entries := make([]state.Schedule, 0, len(cfg.Schedules))
+	projects := map[string]string{}
+	defer func() { b.away.schedProjects.Store(&projects) }()
 	for _, e := range cfg.Schedules {
 		tz := e.Timezone
 		if tz == "" {
@@ -172,8 +174,15 @@ func (b *Bridge) syncConfigSchedules(ctx context.Context) {
 		}
 		sc := state.Schedule{Key: state.ChatKey{Chat: state.ChatID(e.Chat), Thread: state.ThreadID(e.Thread)},
 			Cron: e.Cron, Timezone: tz, Prompt: e.Prompt, FreshSession: e.FreshSession, CreatedAt: now}
-		sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%d\x00%s\x00%s\x00%s\x00%t", e.Chat, e.Thread, e.Cron, tz, e.Prompt, e.FreshSession))
+		id := fmt.Appendf(nil, "%d\x00%d\x00%s\x00%s\x00%s\x00%t", e.Chat, e.Thread, e.Cron, tz, e.Prompt, e.FreshSession)
+		if e.Project != "" { // only then: entries without one keep the keys they had
+			id = fmt.Appendf(id, "\x00%s", e.Project)
+		}
+		sum := sha256.Sum256(id)
 		sc.ConfigKey = hex.EncodeToString(sum[:8])
+		if e.Project != "" {
+			projects[sc.ConfigKey] = e.Project
+		}
 		sc.NextRun = nextRun(sc, now)
 		entries = append(entries, sc)
 	}

@@ -178,6 +178,9 @@ func (c *chat) runScheduled(sc state.Schedule) {
 		c.pollWaiting()
 		return
 	}
+	if !c.enterScheduledProject(sc) { // schedules_projects.go
+		return
+	}
 	if sc.FreshSession {
 		c.resetSession()
 	}

@@ -1,0 +1,64 @@
+package bridge_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/timeshift"
+)
+
+// TestScheduleRunsInItsProject: a [[schedules]] entry naming a project
+// moves the chat there (and says so) before its prompt goes out, so the
+// CLI works in the project's directory; the chat stays there. The run
+// obeys the project's budget: the first run uses it up, and the second
+// entry's run is refused without reaching the model.
+func TestScheduleRunsInItsProject(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	beta := realDir(t)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	clock := timeshift.New(day.Add(8*time.Hour + 58*time.Minute)) // 08:58 UTC
+	r := newRig(t, func(r *rig) { r.clock = clock }, withProjects(map[string]config.Project{
+		"beta": {Path: beta, Budget: config.ProjectBudget{DailyUSD: 0.003}},
+	}, func(c *config.Config) {
+		c.Telegram.Timezone = "UTC"
+		c.Schedules = []config.Schedule{
+			{Chat: int64(alice), Project: "beta", Cron: "0 9 * * *", Prompt: "SCHEDULED in beta"},
+			{Chat: int64(alice), Project: "beta", Cron: "10 9 * * *", Prompt: "SECOND in beta"},
+		}
+	}))
+	alpha := r.claude.Workdir
+
+	r.ask(chat, "working in default")
+	assert.True(t, ranIn(r.callFor("working in default"), alpha))
+
+	clock.Advance(3 * time.Minute) // 09:01
+	moved := r.waitBot(chat, "the switch", func(m tgfake.Message) bool { return strings.Contains(m.Text, "runs in project beta") })
+	assert.Contains(t, moved.Text, "⏰ Scheduled #1 runs in project beta, so this chat works there now: "+beta)
+	answer := r.waitBot(chat, "the scheduled answer", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "⏱") && strings.Contains(m.Text, "⏰ scheduled #1")
+	})
+	assert.Contains(t, answer.Text, "📁 beta", "the footer names the project")
+	assert.True(t, ranIn(r.callFor("SCHEDULED in beta"), beta), "the CLI ran in beta's directory")
+	assert.False(t, r.callFor("SCHEDULED in beta").AnyUserContains("working in default"), "beta's own session")
+	rec, err := r.store.GetChat(context.Background(), key)
+	require.NoError(t, err)
+	assert.Equal(t, "beta", rec.Project, "the chat stays in beta")
+
+	calls := len(r.claude.API.ModelCalls())
+	clock.Advance(10 * time.Minute) // 09:11: beta's budget is used up
+	refusal := r.waitBot(chat, "the refused run", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "The daily budget of project beta is used up")
+	})
+	assert.Contains(t, refusal.Text, "resets tomorrow 00:00 UTC")
+	assert.Equal(t, calls, len(r.claude.API.ModelCalls()), "the refused run never reached the model")
+	assert.Equal(t, 0, modelCallsWith(r.claude.API, "SECOND in beta"))
+}
