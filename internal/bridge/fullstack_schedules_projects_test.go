@@ -39,6 +39,8 @@ func TestScheduleRunsInItsProject(t *testing.T) {
 
 	r.ask(chat, "working in default")
 	assert.True(t, ranIn(r.callFor("working in default"), alpha))
+	list := r.command(chat, "/schedules", "Scheduled prompts")
+	assert.Contains(t, list.Text, "#1 cron 0 9 * * * (config file) · in project beta")
 
 	clock.Advance(3 * time.Minute) // 09:01
 	moved := r.waitBot(chat, "the switch", func(m tgfake.Message) bool { return strings.Contains(m.Text, "runs in project beta") })

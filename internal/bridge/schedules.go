@@ -141,7 +141,7 @@ func (c *chat) schedulesList() (string, render.Keyboard) {
 	}
 	for _, sc := range list {
 		it := render.ScheduledPrompt{ID: sc.ID, Cron: sc.Cron, Prompt: sc.Prompt, NextRun: sc.NextRun.In(loc),
-			FromConfig: sc.Source == state.ScheduleFromConfig, FreshSession: sc.FreshSession}
+			FromConfig: sc.Source == state.ScheduleFromConfig, FreshSession: sc.FreshSession, Project: c.b.scheduleProject(sc)}
 		if sc.Cron != "" && sc.Timezone != cfg.Telegram.Timezone {
 			it.Zone = zoneName(sc.Timezone)
 		}

@@ -100,7 +100,8 @@ func TestRenderBudget(t *testing.T) {
 
 func TestRenderSchedules(t *testing.T) {
 	r := render.SchedulesReport{Now: awayT, Zone: "Europe/Paris", Max: 20, Made: 2, CatchUp: true, Items: []render.ScheduledPrompt{
-		{ID: 1, Cron: "0 9 * * 1-5", Prompt: "Summarise yesterday's commits", NextRun: time.Date(2026, 12, 1, 9, 0, 0, 0, cet), FromConfig: true},
+		{ID: 1, Cron: "0 9 * * 1-5", Prompt: "Summarise yesterday's commits", NextRun: time.Date(2026, 12, 1, 9, 0, 0, 0, cet), FromConfig: true,
+			Project: "api"},
 		{ID: 4, Prompt: "check <the> deploy & report", NextRun: awayT.Add(30 * time.Minute), DeleteData: "s:4"},
 		{ID: 7, Cron: "@every 6h", Zone: "America/New_York", Prompt: strings.Repeat("long ", 50), NextRun: awayT.Add(6 * time.Hour),
 			FreshSession: true, DeleteData: "s:7"},

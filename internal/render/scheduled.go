@@ -15,6 +15,8 @@ type ScheduledPrompt struct {
 	NextRun      time.Time // in the user's zone
 	FromConfig   bool
 	FreshSession bool
+	// Project is where each run works; "" wherever the chat works then.
+	Project string
 	// DeleteData is the 🗑 button's callback data; empty for none (the
 	// config file's schedules are removed there).
 	DeleteData string
@@ -64,6 +66,9 @@ func RenderSchedules(r SchedulesReport) (string, Keyboard) {
 		w.raw("</b>")
 		if it.FromConfig {
 			w.text(" (config file)")
+		}
+		if it.Project != "" {
+			w.text(" · in project " + it.Project)
 		}
 		if it.FreshSession {
 			w.text(" · fresh session")
