@@ -24,11 +24,12 @@ import (
 func TestProjectBudgetRefusesOnlyItsProject(t *testing.T) {
 	chat := tgfake.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
-	beta := realDir(t)
+	beta, gamma := realDir(t), realDir(t)
 	day := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	clock := timeshift.New(day.Add(12 * time.Hour))
 	r := newRig(t, func(r *rig) { r.clock = clock }, withProjects(map[string]config.Project{
-		"beta": {Path: beta, Budget: config.ProjectBudget{DailyUSD: 0.003}},
+		"beta":  {Path: beta, Budget: config.ProjectBudget{DailyUSD: 0.003}},
+		"gamma": {Path: gamma, Budget: config.ProjectBudget{DailyUSD: 0.007, WarnAt: 0.5}},
 	}, func(c *config.Config) {
 		c.Telegram.Timezone = "UTC"
 		c.Budget = config.Budget{DailyUSD: 0.5, WarnAt: 0.8}
@@ -47,7 +48,7 @@ func TestProjectBudgetRefusesOnlyItsProject(t *testing.T) {
 	assert.True(t, ranIn(r.callFor("first in beta"), beta))
 	_, capArg = r.cliArg(key, "--max-budget-usd")
 	assert.Equal(t, "0.003", capArg, "the smaller remainder: beta's own budget")
-	assert.Contains(t, a1.Text, "daily budget of project beta", "the answer says the project's budget ran out")
+	assert.Contains(t, a1.Text, "Claude stopped at the spending cap untether gave it ($0.0030, what was left of the daily budget of project beta)")
 
 	calls := len(r.claude.API.ModelCalls())
 	b2 := r.say(chat, alice, "second in beta")
@@ -68,6 +69,13 @@ func TestProjectBudgetRefusesOnlyItsProject(t *testing.T) {
 	r.ask(chat, "back in default")
 	assert.True(t, ranIn(r.callFor("back in default"), alpha), "the other project still works")
 
+	// A project's own warn_at: once, naming the project.
+	r.command(chat, "/project gamma", "starts a new session")
+	g1 := r.ask(chat, "in gamma")
+	assert.Regexp(t, `💰 \d+ % of the daily budget of project gamma used \(\$0\.00\d+ of \$0\.0070\), resets tomorrow 00:00 UTC`, g1.Text)
+	_, capArg = r.cliArg(key, "--max-budget-usd")
+	assert.Equal(t, "0.007", capArg)
+
 	ctx := context.Background()
 	inBeta, err := r.store.ProjectCostSince(ctx, "beta", day)
 	require.NoError(t, err)
@@ -75,7 +83,10 @@ func TestProjectBudgetRefusesOnlyItsProject(t *testing.T) {
 	inDefault, err := r.store.ProjectCostSince(ctx, "default", day)
 	require.NoError(t, err)
 	assert.Greater(t, inDefault, 0.0)
+	inGamma, err := r.store.ProjectCostSince(ctx, "gamma", day)
+	require.NoError(t, err)
+	assert.Greater(t, inGamma, 0.0)
 	total, err := r.store.CostSince(ctx, day)
 	require.NoError(t, err)
-	assert.InDelta(t, inBeta+inDefault, total, 1e-9)
+	assert.InDelta(t, inBeta+inDefault+inGamma, total, 1e-9, "the global budget counts every project")
 }

@@ -96,3 +96,37 @@ func TestProjectProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestProjectBudgets: a project's budget comes with its settings, only
+// projects that set a cap are listed, and a reload applies a changed one.
+func TestProjectBudgets(t *testing.T) {
+	dir, api, web := t.TempDir(), t.TempDir(), t.TempDir()
+	doc := with(dir, `budget.warn_at = 0.9
+projects.api.path = "`+api+`"
+projects.api.budget.daily_usd = 2.5
+projects.web.path = "`+web+`"
+projects.web.budget.warn_at = 0.5
+[[schedules]]
+chat = 1001
+project = "API"
+cron = "@daily"
+prompt = "hi"
+`)
+	env := envMap(map[string]string{"HOME": t.TempDir()})
+	cfg, err := Parse([]byte(doc), env)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"api"}, cfg.ProjectBudgets(), "web sets no cap, default has no table")
+	p, ok := cfg.Project("api")
+	require.True(t, ok)
+	assert.Equal(t, ProjectBudget{DailyUSD: 2.5}, p.Budget)
+	def, _ := cfg.Project("default")
+	assert.False(t, def.Budget.Enabled())
+
+	next, err := Parse([]byte(strings.Replace(doc, "daily_usd = 2.5", "daily_usd = 3", 1)), env)
+	require.NoError(t, err)
+	reload, restart := cfg.Diff(next)
+	assert.Equal(t, []string{"projects"}, reload)
+	assert.Empty(t, restart)
+	p, _ = cfg.Reloaded(next).Project("api")
+	assert.Equal(t, 3.0, p.Budget.DailyUSD)
+}
