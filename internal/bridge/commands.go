@@ -104,6 +104,13 @@ func (c *chat) status() string {
 	info := render.StatusInfo{SessionID: rec.SessionID, Model: modelName(c.currentModel()), Mode: string(c.currentMode()),
 		CostUSD: rec.CostUSD, Turns: rec.Turns, Project: project, Workdir: workdir, LastActive: rec.LastActive,
 		PendingApprovals: len(c.approvals), Pending: c.pendingItems(), Now: time.Now(), ProcessState: string(runner.StateExited)}
+	// The chat's totals span every project it worked in; /status is about
+	// the session, whose own totals the sessions history keeps.
+	if rec.SessionID != "" {
+		if se, err := c.b.store.GetSession(c.ctx(), rec.SessionID); err == nil && se.ID != "" {
+			info.CostUSD, info.Turns = se.CostUSD, se.Turns
+		}
+	}
 	if c.sess != nil {
 		info.ProcessState = string(c.sess.State())
 	}

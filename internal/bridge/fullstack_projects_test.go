@@ -105,6 +105,17 @@ func TestProjectsSwitchAndComeBack(t *testing.T) {
 	assert.False(t, inBeta.AnyUserContains("REMEMBER apple"), "beta has its own session")
 	st := r.command(chat, "/status", "Project: beta")
 	assert.Contains(t, st.Text, beta)
+	assert.Contains(t, st.Text, "over 1 turn", "the cost of beta's session, not of the chat's every project")
+
+	// A restart keeps the chat in beta, in beta's session.
+	r.stop()
+	r.start()
+	r.ask(chat, "still in beta after the restart?")
+	afterRestart := r.callFor("still in beta after the restart?")
+	assert.True(t, ranIn(afterRestart, beta), "the chat's project survived the restart")
+	assert.True(t, afterRestart.AnyUserContains("what do you remember in beta?"), "and beta's session resumed")
+	// Menus live in memory: the one from before the restart has expired.
+	menu = r.command(chat, "/project", "works in beta")
 
 	// Back to alpha with the menu's button: its session resumes.
 	r.tg.UserPresses(chat, menu.ID, buttonData(menu, "default"))
