@@ -3,6 +3,7 @@ package bridge_test
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -115,4 +116,7 @@ func TestRemoteProjectOverSSH(t *testing.T) {
 	t.Logf("measured: /new ended the remote CLI in %s", time.Since(closed).Round(10*time.Millisecond))
 
 	r.command(chat, "/branch x", "works only for projects on this machine")
+	require.NoError(t, os.WriteFile(filepath.Join(far, "notes.txt"), []byte("far away"), 0o644))
+	r.command(chat, "/get notes.txt", "this chat's project is on another host")
+	assert.Empty(t, r.tg.Snapshot().CallsOf("sendDocument"), "no file of this machine went out in its place")
 }
