@@ -89,13 +89,14 @@ func (c *chat) requestApproval(req runner.ApprovalRequested) {
 		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Tag: tagApproval + a.token})
 	// The message id is stored as soon as it exists (off the actor): after
 	// a crash, reconciliation finds the pending approval and its message.
+	ctx, log := c.ctx(), c.log // on the actor: ensureSession replaces c.log
 	go func() {
 		res, err := a.msg.Sent().Wait(context.WithoutCancel(c.b.runCtx))
 		if err != nil {
 			return
 		}
-		if err := c.b.store.SetApprovalMessage(c.ctx(), a.token, state.MessageID(res.MessageID)); err != nil {
-			c.log.Error().Err(err).Msg("record approval message")
+		if err := c.b.store.SetApprovalMessage(ctx, a.token, state.MessageID(res.MessageID)); err != nil {
+			log.Error().Err(err).Msg("record approval message")
 		}
 	}()
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
@@ -112,10 +114,10 @@ func zoneName(tz string) string {
 // budgetCap is asked by the runner at each spawn of the chat's CLI in
 // project: what is left of the budgets that apply there, 0 (no cap)
 // without budgets.
-func (c *chat) budgetCap(project string) float64 {
+func (c *chat) budgetCap(ctx context.Context, log zerolog.Logger, project string) float64 {
 	cap := 0.0
-	if st, err := c.b.budget(c.ctx(), project); err != nil {
-		c.log.Error().Err(err).Msg("read budgets for the CLI's spending cap")
+	if st, err := c.b.budget(ctx, project); err != nil {
+		log.Error().Err(err).Msg("read budgets for the CLI's spending cap")
 	} else if st.enabled() {
 		left, _ := st.remaining()
 		cap = max(left, minCap)

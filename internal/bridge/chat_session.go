@@ -69,8 +69,12 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	rc, pl, sid := c.spawnConfig(c.b.Config()) // settings.go
 	rc.InheritEnv, rc.IncludePartialMessages = c.b.opts.InheritEnv, true
 	rc.Pool, rc.Procs, rc.Logger = c.b.opts.Pool, procRecorder{c.b}, c.log
-	rc.MaxBudgetUSD = func() float64 { return c.budgetCap(pl.project) } // budget.go
-	if rc.Remote == nil {                                               // files_out.go: only a local project's outbox can be delivered
+	// The runner asks for the cap on its own goroutine: the context and
+	// logger are taken here, on the actor (c.log is replaced below).
+	ctx, log := c.ctx(), c.log
+	rc.MaxBudgetUSD = func() float64 { return c.budgetCap(ctx, log, pl.project) } // budget.go
+	// files_out.go: only a local project's outbox can be delivered.
+	if rc.Remote == nil {
 		rc.ExtraArgs = withOutboxPrompt(rc.ExtraArgs, rc.Workdir, c.key)
 	}
 	sess, err := runner.NewSession(rc, runner.SessionID(sid), sid != "", 0)

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"archive/zip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-telegram/bot/models"
+	"github.com/rs/zerolog"
 
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/pathglob"
@@ -133,14 +135,16 @@ func (c *chat) getCommand(args string, m *models.Message) {
 		c.reply("📁 "+shown+" is a directory; sending directories as zip archives is off (<code>[files] zip_dirs</code>).", m.ID)
 	case target.info.IsDir():
 		c.b.out.Typing(c.ctx(), c.outKey)
-		go c.sendZip(workdir, target.rel, cfg.Files.Deny, m.ID) // zipping may take a while: off the actor
+		// Zipping may take a while: off the actor, with the context and
+		// logger taken here (ensureSession replaces c.log).
+		go c.sendZip(c.ctx(), c.log, workdir, target.rel, cfg.Files.Deny, m.ID)
 	default:
 		c.reply("📄 "+shown+" is not a regular file or directory.", m.ID)
 	}
 }
 
 // sendZip zips a project directory into .untether/sent and sends it.
-func (c *chat) sendZip(workdir, rel string, deny []string, replyTo int) {
+func (c *chat) sendZip(ctx context.Context, log zerolog.Logger, workdir, rel string, deny []string, replyTo int) {
 	shown := "<code>" + render.EscapeHTML(rel) + "</code>"
 	name := path.Base(rel)
 	if rel == "." {
@@ -148,19 +152,19 @@ func (c *chat) sendZip(workdir, rel string, deny []string, replyTo int) {
 	}
 	zipRel, st, err := writeZip(workdir, rel, name+".zip", deny, time.Now())
 	if err != nil {
-		c.log.Warn().Err(err).Str("dir", rel).Msg("/get zip")
+		log.Warn().Err(err).Str("dir", rel).Msg("/get zip")
 		text := "⚠️ Could not zip " + shown + ": " + render.EscapeHTML(err.Error())
 		if errors.Is(err, errTooBig) {
 			text = "📁 " + shown + " zipped is over the 50 MB Telegram lets a bot send; ask for a smaller directory."
 		}
-		c.reply(text, replyTo)
+		c.b.out.Send(ctx, c.outKey, outbox.High, outbox.Content{Text: text}, outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo)})
 		return
 	}
 	caption := fmt.Sprintf("%s as a zip · %d %s · %s", shown, st.files, pluralWord(st.files, "file", "files"), humanSize(st.bytes))
 	if st.skipped > 0 {
 		caption += fmt.Sprintf(" · %d left out (denied by [files] deny, links, .untether)", st.skipped)
 	}
-	c.b.out.SendMedia(c.ctx(), c.outKey, outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
+	c.b.out.SendMedia(ctx, c.outKey, outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
 		Dir: workdir, Path: zipRel, Name: name + ".zip", Caption: caption}}},
 		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Tag: tagFile})
 }

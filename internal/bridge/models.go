@@ -73,8 +73,9 @@ func (c *chat) applyModel(model string, respond func(html string)) {
 		return
 	}
 	old := sess.Model()
+	ctx := c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
 	go func() {
-		live, err := sess.TrySetModel(c.ctx(), model)
+		live, err := sess.TrySetModel(ctx, model)
 		c.post(item{fn: func() {
 			switch {
 			case err != nil:
@@ -133,13 +134,14 @@ func (c *chat) checkModelFailure(tc runner.TurnCompleted) {
 	c.log.Warn().Str("model", chosen).Str("configured", cfgModel).Msg("the chat's model failed at the API; back to the configured model")
 	c.reply("⚠️ The model "+render.EscapeHTML(chosen)+" did not work, so this chat is back on "+render.EscapeHTML(modelName(cfgModel))+
 		". Send your message again.", c.replyTarget())
+	base, log := c.ctx(), c.log // on the actor: ensureSession replaces c.log
 	go func() {
-		ctx, cancel := context.WithTimeout(c.ctx(), 2*runner.DefaultControlTimeout)
+		ctx, cancel := context.WithTimeout(base, 2*runner.DefaultControlTimeout)
 		defer cancel()
 		if _, err := sess.TrySetModel(ctx, cfgModel); err != nil {
 			// The next start uses the configured model (adopted above); a
 			// live CLI that refuses it is closed so that start happens.
-			c.log.Warn().Err(err).Msg("switch the CLI back to the configured model; closing it")
+			log.Warn().Err(err).Msg("switch the CLI back to the configured model; closing it")
 			_ = sess.CloseProcess(ctx)
 		}
 	}()

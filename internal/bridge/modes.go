@@ -122,8 +122,9 @@ func (c *chat) applyMode(mode runner.PermissionMode, respond func(html string)) 
 		respond(modeText(mode))
 		return
 	}
+	ctx := c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
 	go func() {
-		err := sess.SetPermissionMode(c.ctx(), mode)
+		err := sess.SetPermissionMode(ctx, mode)
 		c.post(item{fn: func() {
 			if err != nil {
 				respond("⚠️ Could not switch the mode: " + render.EscapeHTML(err.Error()))
@@ -168,12 +169,13 @@ func (c *chat) onModeChanged(sess *runner.Session, mode runner.PermissionMode) {
 	c.log.Warn().Str("mode", string(mode)).Str("back", string(back)).Msg("the CLI switched to a permission mode that is not allowed; switching back")
 	c.reply("⛔ Claude switched to "+render.EscapeHTML(string(mode))+", which is not allowed "+notAllowedWhere(c.b.Config(), c.projectFor(c.b.Config()))+"; switching back to <b>"+
 		render.EscapeHTML(string(back))+"</b>.", c.replyTarget())
+	base, log := c.ctx(), c.log // on the actor: ensureSession replaces c.log
 	go func() {
-		ctx, cancel := context.WithTimeout(c.ctx(), 2*runner.DefaultControlTimeout)
+		ctx, cancel := context.WithTimeout(base, 2*runner.DefaultControlTimeout)
 		defer cancel()
 		if err := sess.SetPermissionMode(ctx, back); err != nil {
 			// A CLI left in a mode the operator forbids must not go on.
-			c.log.Error().Err(err).Msg("switch the CLI back to an allowed permission mode; stopping it")
+			log.Error().Err(err).Msg("switch the CLI back to an allowed permission mode; stopping it")
 			sess.Kill()
 			c.post(item{fn: func() {
 				c.reply("⚠️ Could not switch Claude back, so it was stopped. Your next message resumes the session in "+render.EscapeHTML(string(back))+".", 0)

@@ -49,9 +49,9 @@ func (c *chat) createTopic(args string, m *models.Message) {
 		}
 		pl.branch = fields[1]
 	}
-	chat := m.Chat.ID
+	chat, base := m.Chat.ID, c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
 	go func() {
-		ctx, cancel := context.WithTimeout(c.ctx(), gitTimeout+30*time.Second)
+		ctx, cancel := context.WithTimeout(base, gitTimeout+30*time.Second)
 		defer cancel()
 		html := c.b.makeTopic(ctx, chat, p, pl)
 		c.post(item{fn: func() { respond(html) }})

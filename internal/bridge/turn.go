@@ -69,18 +69,19 @@ func (c *chat) showProgress(t *turn, now time.Time) {
 	// actor, so a crash right after the send still leaves a record for the
 	// next start to reconcile; the actor then learns the id.
 	key, progress := c.key, t.progress
+	ctx, log := c.ctx(), c.log // on the actor: ensureSession replaces c.log
 	go func() {
 		res, err := progress.Sent().Wait(context.WithoutCancel(c.b.runCtx))
 		if err != nil {
 			return
 		}
 		id := state.MessageID(res.MessageID)
-		if err := c.b.store.AddLive(c.ctx(), state.LiveMessage{Key: key, MessageID: id,
+		if err := c.b.store.AddLive(ctx, state.LiveMessage{Key: key, MessageID: id,
 			Kind: state.LiveProgress, Ref: t.cancelToken, CreatedAt: now}); err != nil {
-			c.log.Error().Err(err).Msg("record live progress message")
+			log.Error().Err(err).Msg("record live progress message")
 		}
 		if t.live.added(id) { // the turn ended before the record landed
-			_ = c.b.store.RemoveLive(c.ctx(), key, id)
+			_ = c.b.store.RemoveLive(ctx, key, id)
 		}
 	}()
 }
@@ -270,9 +271,10 @@ func (c *chat) cancelTurn() {
 	if c.turn != nil {
 		c.turn.cancelled = true
 	}
+	ctx, log := c.ctx(), c.log // on the actor: ensureSession replaces c.log
 	go func() {
-		if err := sess.Interrupt(c.ctx()); err != nil {
-			c.log.Warn().Err(err).Msg("interrupt")
+		if err := sess.Interrupt(ctx); err != nil {
+			log.Warn().Err(err).Msg("interrupt")
 		}
 	}()
 }

@@ -184,8 +184,9 @@ func (c *chat) chooseBranch(arg string, replyTo int) {
 		c.applyBranch(name, respond)
 		return
 	}
+	ctx := c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
 	go func() {
-		wts, err := c.b.listWorktrees(c.ctx(), p.Path)
+		wts, err := c.b.listWorktrees(ctx, p.Path)
 		c.post(item{fn: func() {
 			if err != nil {
 				respond("⚠️ Project <b>" + render.EscapeHTML(p.Name) + "</b> has no worktrees: " + render.EscapeHTML(err.Error()))
@@ -225,8 +226,8 @@ func (c *chat) applyBranch(branch string, respond func(string)) {
 	if branch != "-" {
 		to.branch = branch
 	}
+	ctx := c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
 	go func() {
-		ctx := c.ctx()
 		var (
 			created bool
 			err     error
