@@ -54,9 +54,10 @@
 // project's own budget (budget_projects.go) counts its turns while the
 // global one counts all; one scheduler goroutine sends scheduled
 // prompts and prompts a subscription limit rejected, when due, through the
-// chat's actor like a typed message. A [[schedules]] entry with a project
-// first moves the chat there (schedules_projects.go). Those, and budget
-// days, go by an injectable Clock.
+// chat's actor like a typed message, after an album or forwards the chat
+// is collecting. A [[schedules]] entry with a project first moves the chat
+// there (schedules_projects.go). Those, and budget days, go by an
+// injectable Clock.
 //
 // A state write the disk refuses (full, read-only) never stops a chat: the
 // bridge writes through stateWrites, which keeps refused writes in order

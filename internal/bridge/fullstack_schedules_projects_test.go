@@ -64,3 +64,37 @@ func TestScheduleRunsInItsProject(t *testing.T) {
 	assert.Equal(t, calls, len(r.claude.API.ModelCalls()), "the refused run never reached the model")
 	assert.Equal(t, 0, modelCallsWith(r.claude.API, "SECOND in beta"))
 }
+
+// TestScheduleWaitsForForwardsBeingCollected: forwards still being
+// collected when a schedule naming another project fires go to Claude
+// first, in the project they were sent in; the run follows once their
+// turn ends, and only then moves the chat.
+func TestScheduleWaitsForForwardsBeingCollected(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	beta := realDir(t)
+	day := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	clock := timeshift.New(day.Add(8*time.Hour + 58*time.Minute)) // 08:58 UTC
+	r := newRig(t, func(r *rig) { r.clock = clock }, withProjects(map[string]config.Project{"beta": {Path: beta}},
+		func(c *config.Config) {
+			c.Telegram.Timezone = "UTC"
+			c.Telegram.ForwardWait = config.Duration(time.Minute) // still collecting when the run fires
+			c.Schedules = []config.Schedule{{Chat: int64(alice), Project: "beta", Cron: "0 9 * * *", Prompt: "SCHEDULED in beta"}}
+		}))
+	alpha := r.claude.Workdir
+
+	fwd := r.tg.UserSends(chat, aliceUser, "FWDMARK the build is red", tgfake.Forwarded(tgfake.ForwardOrigin{
+		Type: "user", Date: time.Date(2025, 5, 6, 7, 8, 0, 0, time.UTC), SenderUser: tgfake.User{ID: 77, FirstName: "Bob"}}))
+	r.command(chat, "/status", "Project") // the chat took the forward in before this
+	require.Empty(t, r.claude.API.ModelCalls(), "the forward is still being collected")
+
+	clock.Advance(3 * time.Minute) // 09:01
+	r.finalAnswer(chat, fwd.ID, "forwarded 1 message")
+	r.waitBot(chat, "the scheduled answer", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "⏱") && strings.Contains(m.Text, "⏰ scheduled #1")
+	})
+	calls := r.claude.API.ModelCalls()
+	require.Len(t, calls, 2)
+	assert.True(t, calls[0].AnyUserContains("FWDMARK"), "the forward went first")
+	assert.True(t, ranIn(calls[0], alpha), "in the project it was sent in")
+	assert.True(t, ranIn(calls[1], beta), "then the run, in its project")
+}

@@ -171,8 +171,11 @@ func (c *chat) deleteSchedule(id int64, msgID int, from models.User) {
 }
 
 // runScheduled sends a schedule's prompt, once the chat is free: a run
-// never folds into a turn the user started.
+// never folds into a turn the user started. An album or forwards being
+// collected go first, in the project they were sent in: the flush makes
+// the chat busy with them, so the run waits for their turn.
 func (c *chat) runScheduled(sc state.Schedule) {
+	c.flushBatch() // batch.go
 	if c.busy() {
 		c.away.waiting = append(c.away.waiting, sc)
 		c.pollWaiting()
