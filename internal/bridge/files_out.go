@@ -35,8 +35,11 @@ import (
 // so a crash in between neither loses the file nor sends it twice.
 
 const (
-	outboxRoot = ".untether/outbox"
-	sentDir    = ".untether/sent"
+	// untetherDir is untether's own directory in a project or worktree:
+	// never a change of the user's (worktrees.go), never zipped (get.go).
+	untetherDir = ".untether"
+	outboxRoot  = ".untether/outbox"
+	sentDir     = ".untether/sent"
 )
 
 // chatOutbox is a chat's outbox directory, relative to the workdir:

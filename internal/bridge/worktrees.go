@@ -95,8 +95,11 @@ func (b *Bridge) listWorktrees(ctx context.Context, repo string) ([]worktree, er
 }
 
 // dirty reports uncommitted changes (untracked files included) in dir.
+// untether's own .untether directory (uploads, files sent, full diffs) is
+// not a change: the pathspec leaves it out even in a worktree made before
+// info/exclude named it.
 func (b *Bridge) dirty(ctx context.Context, dir string) bool {
-	out, err := b.git(ctx, dir, "status", "--porcelain")
+	out, err := b.git(ctx, dir, "status", "--porcelain", "--", ".", ":(exclude)"+untetherDir)
 	return err == nil && out != ""
 }
 
@@ -147,7 +150,10 @@ func (b *Bridge) ensureWorktree(ctx context.Context, p config.ProjectSettings, b
 }
 
 // excludeWorktrees keeps .worktrees out of the main checkout's git status,
-// through the repository's own info/exclude (nothing committed).
+// and each worktree's .untether (untether's uploads, files sent and full
+// diffs, at the worktree's top) out of the worktree's, through the
+// repository's own info/exclude (nothing committed), which every worktree
+// shares: Claude's `git add -A` in a worktree takes none of it either.
 func excludeWorktrees(common, top, path string) {
 	rel, err := filepath.Rel(top, path)
 	if err != nil {
@@ -157,14 +163,20 @@ func excludeWorktrees(common, top, path string) {
 	pattern = strings.Replace(pattern, "/./", "/", 1)
 	file := filepath.Join(common, "info", "exclude")
 	old, _ := os.ReadFile(file)
-	if bytes.Contains(old, []byte(pattern)) {
+	var add []byte
+	for _, p := range []string{pattern, "/" + untetherDir + "/"} {
+		if !bytes.Contains(old, []byte(p+"\n")) {
+			add = append(add, p+"\n"...)
+		}
+	}
+	if len(add) == 0 {
 		return
 	}
 	_ = os.MkdirAll(filepath.Dir(file), 0o755)
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
 		old = append(old, '\n')
 	}
-	_ = os.WriteFile(file, append(old, []byte(pattern+"\n")...), 0o644)
+	_ = os.WriteFile(file, append(old, add...), 0o644)
 }
 
 // chooseBranch is /branch: without an argument it lists the worktrees as

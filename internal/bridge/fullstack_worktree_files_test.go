@@ -1,0 +1,54 @@
+package bridge_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/config"
+)
+
+// Where projects and worktrees meet untether's own files (.untether:
+// uploads, the outbox, files sent, full diffs), through the whole stack.
+
+// TestUntetherFilesDoNotMakeAWorktreeDirty: what untether writes in a
+// worktree's .untether is not an uncommitted change: the /branch menu has
+// no ✏️ and leaving the worktree names none; a real edit still does.
+func TestUntetherFilesDoNotMakeAWorktreeDirty(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	repo := gitRepo(t)
+	r := newRig(t, withProjects(map[string]config.Project{"repo": {Path: repo}}, func(c *config.Config) {
+		c.Telegram.DefaultProject = "repo"
+	}))
+	wt := filepath.Join(repo, ".worktrees", "feature")
+	r.command(chat, "/branch feature", "Made the worktree feature")
+	up := filepath.Join(wt, ".untether", "uploads")
+	require.NoError(t, os.MkdirAll(up, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(up, "photo.jpg"), []byte("jpeg"), 0o600))
+	assert.Empty(t, gitIn(t, wt, "status", "--porcelain"), "the worktree's .untether is git-excluded")
+
+	list := r.command(chat, "/branch", "Worktrees live in")
+	assert.NotEmpty(t, buttonData(list, "feature"))
+	assert.Empty(t, buttonData(list, "✏️"), "listed as clean")
+	left := r.command(chat, "/branch -", "works in repo\n")
+	assert.NotContains(t, left.Text, "uncommitted changes")
+
+	// A worktree made before the exclusion: the status itself leaves
+	// .untether out.
+	exclude := filepath.Join(gitIn(t, repo, "rev-parse", "--path-format=absolute", "--git-common-dir"), "info", "exclude")
+	require.NoError(t, os.WriteFile(exclude, []byte("/.worktrees/\n"), 0o644))
+	require.NotEmpty(t, gitIn(t, wt, "status", "--porcelain"))
+	r.command(chat, "/branch feature", "feature")
+	left = r.command(chat, "/branch -", "works in repo\n")
+	assert.NotContains(t, left.Text, "uncommitted changes")
+
+	r.command(chat, "/branch feature", "feature")
+	require.NoError(t, os.WriteFile(filepath.Join(wt, "draft.txt"), []byte("wip\n"), 0o644))
+	list = r.command(chat, "/branch", "Worktrees live in")
+	assert.NotEmpty(t, buttonData(list, "✏️"), "a real edit is still marked")
+	r.command(chat, "/branch -", "The worktree feature has uncommitted changes")
+}
