@@ -56,8 +56,9 @@
 // prompts and prompts a subscription limit rejected, when due, through the
 // chat's actor like a typed message, after an album or forwards the chat
 // is collecting. A [[schedules]] entry with a project first moves the chat
-// there (schedules_projects.go). Those, and budget days, go by an
-// injectable Clock.
+// there (schedules_projects.go); a retried prompt goes back to the project
+// and branch it was rejected in (limitretry_projects.go). Those, and
+// budget days, go by an injectable Clock.
 //
 // A state write the disk refuses (full, read-only) never stops a chat: the
 // bridge writes through stateWrites, which keeps refused writes in order

@@ -18,7 +18,8 @@ import (
 // or the promise to send it again by itself ("auto"). The prompt waits in
 // the state store, so a restart keeps it; the scheduler (scheduler.go)
 // hands it back to the chat at the reset, through the same path as a
-// message the user typed (budgets and approvals apply).
+// message the user typed (budgets and approvals apply), in the project
+// and branch it was rejected in (limitretry_projects.go).
 
 // answerLimit answers a turn a subscription limit rejected, instead of the
 // generic error answer. It reports false when the turn was not such a one,
@@ -42,7 +43,8 @@ func (c *chat) answerLimit(tc runner.TurnCompleted, replyTo int) bool {
 	}
 	mode := c.b.Config().Claude.RetryAfterLimit
 	r := state.Retry{Token: newToken(), Key: c.key, ReplyTo: state.MessageID(replyTo), Label: labelOf(*in),
-		Window: rej.WindowType, ResetsAt: rej.ResetsAt, State: state.RetryAsked, CreatedAt: c.b.now()}
+		Window: rej.WindowType, ResetsAt: rej.ResetsAt, State: state.RetryAsked, CreatedAt: c.b.now(),
+		Project: c.sessPlace.project, Branch: c.sessPlace.branch} // where it goes again (limitretry_projects.go)
 	notice := render.LimitRetry{State: render.LimitRetryAsked}
 	switch mode {
 	case config.RetryOff:
@@ -138,6 +140,10 @@ func (c *chat) fireRetry(r state.Retry) {
 	var in runner.UserInput
 	if err := json.Unmarshal(r.Input, &in); err != nil {
 		c.log.Error().Err(err).Msg("read a prompt kept for a retry")
+		return
+	}
+	c.flushBatch()             // an album or forwards being collected go first, where they were sent (batch.go)
+	if !c.enterRetryPlace(r) { // limitretry_projects.go
 		return
 	}
 	c.editLimitNotice(r, render.LimitRetry{State: render.LimitRetrySent, At: c.b.now()})

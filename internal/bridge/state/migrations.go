@@ -241,6 +241,13 @@ UPDATE turns SET project = (SELECT s.project FROM sessions s WHERE s.session_id 
 	WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = turns.session_id);
 CREATE INDEX turns_project ON turns (project, started_at);
 `,
+	// 9: the project and branch a prompt a limit rejected ran in, so its
+	// retry goes back there. Older rows keep '' (wherever the chat works
+	// when it fires).
+	`
+ALTER TABLE limit_retries ADD COLUMN project TEXT NOT NULL DEFAULT '';
+ALTER TABLE limit_retries ADD COLUMN branch TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one

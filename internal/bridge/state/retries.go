@@ -30,6 +30,8 @@ type Retry struct {
 	Input     []byte    // the prompt, as the bridge encoded it
 	Label     string    // the prompt's first words, for notices
 	Window    string    // the limit's window (five_hour, ...), "" when unknown
+	Project   string    // where the rejected turn ran; "" (rows from before) is wherever the chat works
+	Branch    string
 	ResetsAt  time.Time
 	State     RetryState
 	DecidedBy UserID
@@ -42,16 +44,18 @@ func (s *Store) PutRetry(ctx context.Context, r Retry) error {
 		return fmt.Errorf("record retry: %w: token, input and reset time are required", ErrInvalid)
 	}
 	if _, err := s.exec(ctx, `
-INSERT INTO limit_retries (token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state, decided_by, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+INSERT INTO limit_retries (token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state, decided_by, created_at,
+	project, branch)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.Token, r.Key.Chat, r.Key.Thread, r.ReplyTo, r.MessageID, r.Input, r.Label, r.Window, toNanos(r.ResetsAt), string(r.State),
-		r.DecidedBy, toNanos(s.orNow(r.CreatedAt))); err != nil {
+		r.DecidedBy, toNanos(s.orNow(r.CreatedAt)), r.Project, r.Branch); err != nil {
 		return fmt.Errorf("record retry %s: %w", r.Token, err)
 	}
 	return nil
 }
 
-const retryColumns = `token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state, decided_by, created_at`
+const retryColumns = `token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state, decided_by, created_at,
+	project, branch`
 
 func scanRetry(row interface{ Scan(...any) error }) (Retry, error) {
 	var (
@@ -60,7 +64,7 @@ func scanRetry(row interface{ Scan(...any) error }) (Retry, error) {
 		st              string
 	)
 	if err := row.Scan(&r.Token, &r.Key.Chat, &r.Key.Thread, &r.ReplyTo, &r.MessageID, &r.Input, &r.Label, &r.Window, &resets, &st,
-		&r.DecidedBy, &created); err != nil {
+		&r.DecidedBy, &created, &r.Project, &r.Branch); err != nil {
 		return Retry{}, err
 	}
 	r.ResetsAt, r.CreatedAt, r.State = fromNanos(resets), fromNanos(created), RetryState(st)

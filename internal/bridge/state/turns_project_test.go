@@ -85,3 +85,31 @@ func TestProjectCostSince(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, 15, total, 1e-9, "the global budget still counts every project")
 }
+
+// TestMigrationKeepsOldRetriesPlaceless: a retry kept before migration 9
+// has no project; it reads back with "" (wherever the chat works).
+func TestMigrationKeepsOldRetriesPlaceless(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", filepath.Join(dir, state.FileName))
+	require.NoError(t, err)
+	for _, m := range state.MigrationsUpTo(8) {
+		_, err := db.Exec(m)
+		require.NoError(t, err)
+	}
+	_, err = db.Exec(`PRAGMA user_version = 8`)
+	require.NoError(t, err)
+	_, err = db.Exec(`INSERT INTO limit_retries (token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state,
+		decided_by, created_at) VALUES ('old', 42, 0, 1, 0, '{}', 'hi', '', 5, 'scheduled', 0, 1)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s, err := state.Open(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	r, err := s.GetRetry(ctx, "old")
+	require.NoError(t, err)
+	assert.Equal(t, "", r.Project)
+	assert.Equal(t, "", r.Branch)
+	assert.Equal(t, state.RetryScheduled, r.State)
+}
