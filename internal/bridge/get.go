@@ -26,8 +26,10 @@ import (
 // refused when a [files] deny glob matches it, and refused when it or a
 // directory on the way is a symbolic link: a link inside the project could
 // point at a denied file under an innocent name. A directory is sent as a
-// zip archive when [files] zip_dirs allows, without denied files, links and
-// untether's own .untether directory.
+// zip archive when [files] zip_dirs allows, without denied files, links,
+// untether's own .untether directories (a worktree's too) and the project's
+// .worktrees (each a checkout of its own; /get in the worktree's chat, or
+// /get .worktrees/NAME, sends one).
 
 // getUsage answers /get without a path.
 const getUsage = "Usage: <code>/get PATH</code> sends a file from the project (a path relative to it, or an absolute one inside it); a directory comes as a zip."
@@ -162,11 +164,22 @@ func (c *chat) sendZip(ctx context.Context, log zerolog.Logger, workdir, rel str
 	}
 	caption := fmt.Sprintf("%s as a zip · %d %s · %s", shown, st.files, pluralWord(st.files, "file", "files"), humanSize(st.bytes))
 	if st.skipped > 0 {
-		caption += fmt.Sprintf(" · %d left out (denied by [files] deny, links, .untether)", st.skipped)
+		caption += fmt.Sprintf(" · %d left out (denied by [files] deny, links, .untether, .worktrees)", st.skipped)
 	}
 	c.b.out.SendMedia(ctx, c.outKey, outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
 		Dir: workdir, Path: zipRel, Name: name + ".zip", Caption: caption}}},
 		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Tag: tagFile})
+}
+
+// hasSegment reports whether the slash-separated path p has an element
+// named name.
+func hasSegment(p, name string) bool {
+	for _, s := range strings.Split(p, "/") {
+		if s == name {
+			return true
+		}
+	}
+	return false
 }
 
 // pluralWord is one or many by n, without the number (projects.go's
@@ -225,9 +238,19 @@ func writeZip(workdir, dir, name string, deny []string, now time.Time) (string, 
 			st.skipped++
 			return nil // unreadable: left out, not fatal
 		}
-		if p == ".untether" || strings.HasPrefix(p, ".untether/") {
+		// untether's own files are left out wherever they are (a worktree
+		// has its own .untether), and so are the worktrees inside the
+		// directory asked for: each is a whole checkout of its own.
+		sub := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
+		if dir == "." {
+			sub = p
+		}
+		if hasSegment(p, untetherDir) || d.IsDir() && hasSegment(sub, worktreesDir) {
 			st.skipped++
-			return fs.SkipDir
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		if _, hit := pathglob.MatchAny(deny, p); hit && p != dir {
 			st.skipped++
@@ -242,10 +265,6 @@ func writeZip(workdir, dir, name string, deny []string, now time.Time) (string, 
 		if !d.Type().IsRegular() {
 			st.skipped++ // links and devices are never followed
 			return nil
-		}
-		sub := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
-		if dir == "." {
-			sub = p
 		}
 		info, err := d.Info()
 		if err != nil {
