@@ -3,7 +3,6 @@ package bridge
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -377,8 +376,7 @@ func projectDirs(cfg *config.Config) []string {
 			continue
 		}
 		dirs = append(dirs, p.Path)
-		wts, _ := filepath.Glob(filepath.Join(p.Path, worktreesDir, "*"))
-		dirs = append(dirs, wts...)
+		dirs = append(dirs, worktreeDirs(p.Path)...) // worktrees.go
 	}
 	return dirs
 }
