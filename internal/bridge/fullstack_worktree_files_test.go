@@ -3,6 +3,7 @@ package bridge_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,4 +52,35 @@ func TestUntetherFilesDoNotMakeAWorktreeDirty(t *testing.T) {
 	list = r.command(chat, "/branch", "Worktrees live in")
 	assert.NotEmpty(t, buttonData(list, "✏️"), "a real edit is still marked")
 	r.command(chat, "/branch -", "The worktree feature has uncommitted changes")
+}
+
+// TestOldBranchMenuKeepsToItsProject: a 🌿 menu pressed after /project
+// switched the chat makes no worktree in the new project; one pressed
+// after a reload moved the project to another host is refused too.
+func TestOldBranchMenuKeepsToItsProject(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	alpha, beta := gitRepo(t), gitRepo(t)
+	r := newRig(t, withProjects(map[string]config.Project{"alpha": {Path: alpha}, "beta": {Path: beta}}, func(c *config.Config) {
+		c.Telegram.DefaultProject = "alpha"
+	}))
+	r.command(chat, "/branch feature", "Made the worktree feature")
+	list := r.command(chat, "/branch", "Worktrees live in")
+	r.command(chat, "/project beta", "works in beta")
+
+	r.tg.UserPresses(chat, list.ID, buttonData(list, "feature"))
+	r.waitBot(chat, "refusal", func(m tgfake.Message) bool {
+		return m.ID == list.ID && strings.Contains(m.Text, "This menu was for project alpha")
+	})
+	assert.NoDirExists(t, filepath.Join(beta, ".worktrees"), "no worktree made in beta")
+	assert.NotContains(t, gitIn(t, beta, "branch", "--list"), "feature")
+
+	// The same project, now on another host.
+	list = r.command(chat, "/branch", "Worktrees live in")
+	cfg := *r.b.Config()
+	cfg.Projects = map[string]config.Project{"alpha": {Path: alpha}, "beta": {Path: beta, Host: "far.example"}}
+	r.b.Reload(&cfg)
+	r.tg.UserPresses(chat, list.ID, buttonData(list, "main checkout"))
+	r.waitBot(chat, "remote refusal", func(m tgfake.Message) bool {
+		return m.ID == list.ID && strings.Contains(m.Text, "/branch works only for projects on this machine")
+	})
 }

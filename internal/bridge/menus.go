@@ -26,6 +26,10 @@ type menu struct {
 	kind    menuKind
 	choices []string
 	msg     *outbox.Message
+	// project is the project a branch menu lists the worktrees of: a
+	// press after /project switched the chat must not apply its choice
+	// to another project.
+	project string
 }
 
 // menuColumnsFor is how many buttons of a kind share a row.
@@ -48,7 +52,7 @@ func (c *chat) showMenu(kind menuKind, html string, choices []string, current st
 
 // showMenuLabeled is showMenu with button texts apart from the choices
 // they stand for (labels[i] for choices[i]).
-func (c *chat) showMenuLabeled(kind menuKind, html string, choices, labels []string, current string, replyTo int) {
+func (c *chat) showMenuLabeled(kind menuKind, html string, choices, labels []string, current string, replyTo int) *menu {
 	if c.menus == nil {
 		c.menus = map[string]*menu{}
 	}
@@ -74,6 +78,7 @@ func (c *chat) showMenuLabeled(kind menuKind, html string, choices, labels []str
 	c.b.registerButton(m.token, c.key)
 	m.msg = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: html, Keyboard: kb},
 		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo)})
+	return m
 }
 
 func (c *chat) dropMenu(token string) {
@@ -101,7 +106,7 @@ func (c *chat) onPick(p *press) {
 	case menuProject:
 		c.applyProject(choice, respond) // projects.go
 	case menuBranch:
-		c.applyBranch(choice, respond) // worktrees.go
+		c.applyBranch(m.project, choice, respond) // worktrees.go
 	case menuSession:
 		c.resumeSession(choice, respond) // sessions.go
 	}

@@ -211,13 +211,12 @@ func (c *chat) chooseBranch(arg string, replyTo int) {
 	p, pl := c.placeFor(cfg)
 	respond := func(html string) { c.reply(html, replyTo) }
 	if p.Remote() {
-		respond("🌐 Project <b>" + render.EscapeHTML(p.Name) + "</b> is on " + render.EscapeHTML(p.Host) +
-			"; /branch works only for projects on this machine.")
+		respond(remoteBranchText(p))
 		return
 	}
 	name := strings.TrimSpace(arg)
 	if name != "" {
-		c.applyBranch(name, respond)
+		c.applyBranch(p.Name, name, respond)
 		return
 	}
 	ctx := c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
@@ -243,18 +242,36 @@ func (c *chat) chooseBranch(arg string, replyTo int) {
 			if cur == "" {
 				cur = "-"
 			}
-			c.showMenuLabeled(menuBranch, "🌿 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n"+
+			m := c.showMenuLabeled(menuBranch, "🌿 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n"+
 				"Worktrees live in <code>"+render.EscapeHTML(filepath.Join(p.Path, worktreesDir))+"</code>; ✏️ has uncommitted changes.\n"+
 				"Choose one, or send <code>/branch NAME</code> to make one:", choices, labels, cur, replyTo)
+			m.project = p.Name
 		}})
 	}()
 }
 
+// remoteBranchText refuses worktrees of a project on another host.
+func remoteBranchText(p config.ProjectSettings) string {
+	return "🌐 Project <b>" + render.EscapeHTML(p.Name) + "</b> is on " + render.EscapeHTML(p.Host) +
+		"; /branch works only for projects on this machine."
+}
+
 // applyBranch switches the chat to the worktree for branch ("-": the main
 // checkout) of its project, making the worktree when it does not exist.
-func (c *chat) applyBranch(branch string, respond func(string)) {
+// project is the project the choice was made for (a menu's, pressed
+// later): when the chat has since moved to another, nothing is applied.
+func (c *chat) applyBranch(project, branch string, respond func(string)) {
 	cfg := c.b.Config()
 	p, cur := c.placeFor(cfg)
+	if project != p.Name {
+		respond("🌿 This menu was for project <b>" + render.EscapeHTML(project) + "</b>; this " + c.chatWord() +
+			" now works in <b>" + render.EscapeHTML(p.Name) + "</b>. Send /branch for its worktrees.")
+		return
+	}
+	if p.Remote() {
+		respond(remoteBranchText(p))
+		return
+	}
 	if c.refuseBusy(respond) {
 		return
 	}
