@@ -12,7 +12,8 @@
 // had queued when it died are sent again (queued.go). A turn that prints
 // nothing for progress.stall_after says so, and after stall_notify_after
 // asks once whether to cancel (stall.go). A drain stops turns blocked on a
-// human decision at once and offers ▶️ Continue after the restart, leaves
+// human decision at once and offers ▶️ Continue after the restart (which
+// goes back to the approval's session, when the chat moved), leaves
 // messages waiting for a slot to the next start, and Shutdown keeps within
 // a fixed budget once its context ends (drain.go). A group upgraded to a
 // supergroup keeps its sessions (migrate.go); decided approvals and turns

@@ -85,14 +85,20 @@ func (b *Bridge) routeContinue(ctx context.Context, updateID int64, cq *models.C
 		b.answerCallback(cq.ID, "untether is restarting; press ▶️ Continue again once it is back.", true)
 		return false
 	}
-	b.answerCallback(cq.ID, "Continuing…", false)
-	c.post(item{updateID: updateID, fn: func() { c.continueAfterRestart(a, cq.From) }})
+	c.post(item{updateID: updateID, fn: func() { c.continueAfterRestart(a, cq.ID, cq.From) }})
 	return true
 }
 
 // continueAfterRestart resumes the session of an approval a restart
-// interrupted and asks Claude to go on.
-func (c *chat) continueAfterRestart(a state.Approval, from models.User) {
+// interrupted and asks Claude to go on. A chat that moved to another
+// session since (/project, /branch, /new, a Resume, a scheduled run) is
+// moved back to that session's project and branch first; a busy one is
+// told to finish first, and the button keeps working.
+func (c *chat) continueAfterRestart(a state.Approval, callbackID string, from models.User) {
+	if !c.enterApprovalSession(a, callbackID) {
+		return
+	}
+	c.b.answerCallback(callbackID, "Continuing…", false)
 	ok, err := c.b.store.ContinueApproval(c.ctx(), a.Token)
 	if err != nil {
 		c.log.Error().Err(err).Msg("claim an interrupted approval")
@@ -107,6 +113,26 @@ func (c *chat) continueAfterRestart(a state.Approval, from models.User) {
 	html := render.RenderApprovalDecided(req, render.Decision("Continued after the restart"), userName(from), time.Now())
 	c.b.out.Edit(c.ctx(), c.b.out.Adopt(c.outKey, outbox.MessageID(a.MessageID)), outbox.High, outbox.Content{Text: html})
 	c.send(runner.UserInput{Text: continuePrompt(a)}, int(a.MessageID))
+}
+
+// enterApprovalSession makes the approval's session the chat's, switching
+// back to where it ran when the chat works in another one now, and reports
+// whether Continue may go on. When it may not, the press is answered.
+func (c *chat) enterApprovalSession(a state.Approval, callbackID string) bool {
+	if a.SessionID == "" || a.SessionID == c.record().SessionID {
+		return true
+	}
+	if c.busy() {
+		_, cur := c.placeFor(c.b.Config())
+		c.b.answerCallback(callbackID, "Claude is working in "+cur.String()+" now: let it finish or /cancel first, "+
+			"then press ▶️ Continue again.", true)
+		return false
+	}
+	moved := c.resumeSession(a.SessionID, func(html string) { c.reply(html, int(a.MessageID)) }) // sessions.go
+	if !moved {
+		c.b.answerCallback(callbackID, "Could not go back to that session; the chat says why.", false)
+	}
+	return moved
 }
 
 // continuePrompt tells Claude what happened while it was stopped.

@@ -26,6 +26,19 @@ func continueScript() fakeapi.Script {
 	return s
 }
 
+// bashApprovalOnDisk asks for BASHRUN's Bash call and waits until its
+// approval message is recorded, which a Continue button needs.
+func (r *rig) bashApprovalOnDisk(chat tgfake.ChatID) tgfake.Message {
+	r.t.Helper()
+	r.say(chat, alice, "BASHRUN please")
+	ap := r.approvalMessage(chat, "echo hi > out.txt")
+	require.Eventually(r.t, func() bool {
+		p, err := r.store.PendingApprovals(context.Background())
+		return err == nil && len(p) == 1 && p[0].MessageID != 0
+	}, wait, 10*time.Millisecond)
+	return ap
+}
+
 // A drain does not wait on a human: the approval-blocked turn stops at
 // once, and after the restart ▶️ Continue resumes the session, the same
 // tool is asked for again, and approving it runs it.
@@ -33,12 +46,7 @@ func TestDrainStopsApprovalWaitThenContinue(t *testing.T) {
 	chat := tgfake.ChatID(alice)
 	r := newRig(t, func(r *rig) { r.claude = claudetest.New(r.t, continueScript()) },
 		withConfig(func(c *config.Config) { c.Daemon.DrainTimeout = config.Duration(2 * time.Minute) }))
-	r.say(chat, alice, "BASHRUN please")
-	ap := r.approvalMessage(chat, "echo hi > out.txt")
-	require.Eventually(t, func() bool { // the Continue button needs the message id on disk
-		p, err := r.store.PendingApprovals(context.Background())
-		return err == nil && len(p) == 1 && p[0].MessageID != 0
-	}, wait, 10*time.Millisecond)
+	ap := r.bashApprovalOnDisk(chat)
 
 	start := time.Now()
 	r.drain(2 * time.Minute)
@@ -70,4 +78,67 @@ func TestDrainStopsApprovalWaitThenContinue(t *testing.T) {
 	m, _ := r.tg.Snapshot().Message(chat, ap.ID)
 	assert.Empty(t, m.Keyboard, "Continue works once")
 	assert.Contains(t, m.Text, "Continued after the restart")
+}
+
+// TestContinueGoesBackToItsSession: after the restart the chat moved to
+// another project before pressing ▶️ Continue. While Claude works there
+// the press is refused and the button keeps working; once it is done,
+// Continue switches the chat back to the session the approval was for
+// (its project's directory and history) and asks Claude to go on there.
+func TestContinueGoesBackToItsSession(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	beta := realDir(t)
+	r := newRig(t, func(r *rig) { r.claude = claudetest.New(r.t, continueScript()) },
+		withProjects(map[string]config.Project{"beta": {Path: beta}},
+			func(c *config.Config) { c.Daemon.DrainTimeout = config.Duration(2 * time.Minute) }))
+	alpha := r.claude.Workdir
+	ap := r.bashApprovalOnDisk(chat)
+	r.drain(2 * time.Minute)
+	stopped := r.waitBot(chat, "approval with Continue", func(m tgfake.Message) bool {
+		return m.ID == ap.ID && buttonData(m, "Continue") != ""
+	})
+	r.start()
+	r.ask(chat, "hello after the restart") // the chat's CLI is up and idle again
+	r.command(chat, "/project beta", "starts a new session")
+
+	// Busy in beta: an approval waits there.
+	r.say(chat, alice, "TOUCHONE in beta")
+	busy := r.approvalMessage(chat, "touch made.txt")
+	r.tg.UserPresses(chat, ap.ID, buttonData(stopped, "Continue"))
+	require.Eventually(t, func() bool {
+		for _, c := range r.tg.Snapshot().CallsOf("answerCallbackQuery") {
+			if strings.Contains(c.Params["text"], "Claude is working in beta now: let it finish or /cancel first") {
+				return true
+			}
+		}
+		return false
+	}, wait, 10*time.Millisecond)
+	m, _ := r.tg.Snapshot().Message(chat, ap.ID)
+	assert.NotEmpty(t, buttonData(m, "Continue"), "a refused press leaves the button working")
+	r.tg.UserPresses(chat, busy.ID, buttonData(busy, "Approve"))
+	r.waitBot(chat, "beta's answer", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "📁 beta")
+	})
+	require.FileExists(t, beta+"/made.txt")
+
+	r.tg.UserPresses(chat, ap.ID, buttonData(stopped, "Continue"))
+	back := r.waitBot(chat, "back in default", func(m tgfake.Message) bool {
+		return m.ReplyTo == ap.ID && strings.Contains(m.Text, "↩️ Resuming")
+	})
+	assert.Contains(t, back.Text, "This chat works in default")
+	again := r.waitBot(chat, "the same approval asked again", func(m tgfake.Message) bool {
+		return m.ID != ap.ID && strings.Contains(m.Text, "echo hi > out.txt") && buttonData(m, "Approve") != ""
+	})
+	r.tg.UserPresses(chat, again.ID, buttonData(again, "Approve"))
+	r.waitBot(chat, "answer after continuing", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "📁 default")
+	})
+	got, err := readFile(alpha + "/out.txt")
+	require.NoError(t, err, "the command ran in default's directory")
+	assert.Equal(t, "hi\n", got)
+	assert.NoFileExists(t, beta+"/out.txt")
+	calls := r.claude.API.ModelCalls()
+	last := calls[len(calls)-1]
+	assert.True(t, last.AnyUserContains("BASHRUN please"), "default's session resumed with its history")
+	assert.True(t, ranIn(last, alpha))
 }

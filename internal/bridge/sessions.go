@@ -63,36 +63,37 @@ func sessionLine(se state.Session, now time.Time) string {
 }
 
 // resumeSession makes the chat resume session id, in the project and
-// branch it ran in.
-func (c *chat) resumeSession(id string, respond func(string)) {
+// branch it ran in, and reports whether it does (respond says why not).
+func (c *chat) resumeSession(id string, respond func(string)) bool {
 	se, err := c.b.store.GetSession(c.ctx(), id)
 	if err != nil {
 		respond("⚠️ That session is not known any more.")
-		return
+		return false
 	}
 	cfg := c.b.Config()
 	p, ok := cfg.Project(se.Project)
 	if !ok {
 		respond("⚠️ That session ran in project <b>" + render.EscapeHTML(se.Project) + "</b>, which is no longer configured.")
-		return
+		return false
 	}
 	to := place{project: p.Name, branch: se.Branch}
 	if err := checkProjectDir(p); err != nil {
 		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()))
-		return
+		return false
 	}
 	if !c.switchPlace(to, respond) {
-		return
+		return false
 	}
 	if err := c.b.store.NoteSession(c.ctx(), c.key, to.project, to.branch, id); err != nil {
 		c.log.Error().Err(err).Msg("resume a session")
 		respond("⚠️ Could not resume that session.")
-		return
+		return false
 	}
 	_ = c.b.store.TouchSession(c.ctx(), id)
 	c.rec.SessionID = id
 	c.saveRecord()
 	respond("↩️ Resuming " + sessionLine(se, time.Now()) + "\n" + c.arrivedText(p, to))
+	return true
 }
 
 // continueLatest is /continue: the next message continues the most recent
