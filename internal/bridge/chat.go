@@ -71,7 +71,12 @@ type chat struct {
 	// sessPlace is where sess runs (projects.go); continueNext makes the
 	// next session continue the directory's latest conversation
 	// (/continue); promptNoted: the session's first prompt is kept.
-	sessPlace    place
+	sessPlace place
+	// sessDir is the directory sess runs in on this machine ("" for a
+	// project on another host): its outbox, uploads, /get and full diffs
+	// use it while sess lives, since a config reload can move the chat's
+	// place (placeFor) but not a running CLI.
+	sessDir      string
 	continueNext bool
 	continued    bool // sess continued the directory's latest conversation
 	promptNoted  bool

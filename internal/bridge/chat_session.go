@@ -84,6 +84,10 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	c.sess, c.events = sess, sess.Events()
 	c.live.Store(sess)
 	c.sessPlace, c.continueNext, c.continued = pl, false, rc.Continue
+	c.sessDir = ""
+	if rc.Remote == nil {
+		c.sessDir = rc.Workdir
+	}
 	if rc.Continue {
 		// The CLI names the session it continues at its first turn
 		// (TurnStarted); until then there is none to note.

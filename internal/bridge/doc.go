@@ -33,8 +33,9 @@
 // Projects (projects.go, settings.go): a chat or forum topic works in one
 // project (and optionally a git worktree of it, worktrees.go) that its
 // users chose, else the config's default; everything about the project
-// comes from the config at each spawn, and a project on another host runs
-// the CLI through ssh. A chat keeps one session per (project, branch):
+// comes from the config at each spawn (a live CLI keeps its directory, and
+// its files are taken from there, until its session ends), and a project
+// on another host runs the CLI through ssh. A chat keeps one session per (project, branch):
 // switching resumes, /sessions lists them with Resume buttons (sessions.go),
 // /continue takes the directory's latest conversation, and /topic makes a
 // forum topic already bound to a project (topics.go).

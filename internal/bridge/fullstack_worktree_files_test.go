@@ -11,6 +11,7 @@ import (
 
 	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/runner/fakeapi"
 )
 
 // Where projects and worktrees meet untether's own files (.untether:
@@ -83,4 +84,40 @@ func TestOldBranchMenuKeepsToItsProject(t *testing.T) {
 	r.waitBot(chat, "remote refusal", func(m tgfake.Message) bool {
 		return m.ID == list.ID && strings.Contains(m.Text, "/branch works only for projects on this machine")
 	})
+}
+
+// TestReloadLeavesALiveSessionsFilesWhereItRuns: a reload that moves the
+// chat to another project (here the default) does not move its running
+// CLI, so the files of that CLI's turns (its outbox, /get) are still
+// taken from the directory it runs in, and its answers name that project;
+// a new session then starts in the new place.
+func TestReloadLeavesALiveSessionsFilesWhereItRuns(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	alpha, beta := realDir(t), realDir(t)
+	r := newRig(t, withProjects(map[string]config.Project{"alpha": {Path: alpha}, "beta": {Path: beta}}, func(c *config.Config) {
+		c.Telegram.DefaultProject = "alpha"
+		c.Claude.PermissionMode = config.PermissionAcceptEdits
+	}), withRules(fakeapi.ToolTurn("SENDREPORT", "Write", map[string]any{
+		"file_path": "{{cwd}}/" + aliceOutbox + "/report.txt", "content": "from alpha\n"}, "The report is on its way.")))
+	require.NoError(t, os.WriteFile(filepath.Join(alpha, "notes.txt"), []byte("alpha notes\n"), 0o600))
+	assert.Contains(t, r.ask(chat, "hello").Text, "📁 alpha")
+
+	cfg := *r.b.Config()
+	cfg.Telegram.DefaultProject = "beta"
+	r.b.Reload(&cfg)
+
+	in := r.say(chat, alice, "SENDREPORT please")
+	done := r.finalAnswer(chat, in.ID, "The report is on its way.")
+	assert.True(t, ranIn(r.callFor("SENDREPORT please"), alpha), "the live CLI stayed in alpha")
+	assert.Contains(t, done.Text, "📁 alpha", "the footer names where it ran")
+	doc := r.waitBot(chat, "the report", func(m tgfake.Message) bool { return m.Document != nil })
+	assert.Equal(t, "from alpha\n", string(doc.Document.Data))
+
+	got := r.command(chat, "/get notes.txt", "notes.txt")
+	require.NotNil(t, got.Document, "/get reads where the CLI runs")
+	assert.Equal(t, "alpha notes\n", string(got.Document.Data))
+
+	r.command(chat, "/new", "New session")
+	r.ask(chat, "fresh")
+	assert.True(t, ranIn(r.callFor("fresh"), beta), "a new session starts in the new default")
 }

@@ -69,6 +69,19 @@ func placeDir(p config.ProjectSettings, pl place) string {
 // daemon with one project and no branch, where it would say nothing.
 func (c *chat) placeLabel(cfg *config.Config) string {
 	_, pl := c.placeFor(cfg)
+	return placeLabelOf(cfg, pl)
+}
+
+// ranLabel is placeLabel for an answer's footer: where the live CLI runs,
+// which a config reload does not move.
+func (c *chat) ranLabel(cfg *config.Config) string {
+	if c.sess != nil {
+		return placeLabelOf(cfg, c.sessPlace)
+	}
+	return c.placeLabel(cfg)
+}
+
+func placeLabelOf(cfg *config.Config, pl place) string {
 	if pl.branch == "" && len(cfg.ProjectNames()) < 2 {
 		return ""
 	}
@@ -356,9 +369,14 @@ func (b *Bridge) bindTopic(key state.ChatKey, pl place) error {
 	return b.store.PutChat(b.runCtx, state.Chat{Key: key, Project: pl.project, Branch: pl.branch})
 }
 
-// uploadDir is where the chat's files go: its place's directory; "" for a
-// project on another host, which cannot see this machine's files.
+// uploadDir is where the chat's files go: the live CLI's directory, else
+// its place's; "" for a project on another host, which cannot see this
+// machine's files. A live CLI keeps the directory it was started in across
+// a config reload, and Claude was told its outbox there.
 func (c *chat) uploadDir(cfg *config.Config) string {
+	if c.sess != nil {
+		return c.sessDir
+	}
 	p, pl := c.placeFor(cfg)
 	if p.Remote() {
 		return ""

@@ -215,7 +215,7 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 		if t != nil {
 			meta.Model, meta.Happened = t.view.Model, t.view.Happened()
 		}
-		meta.Project, meta.ResumeLine = c.placeLabel(c.b.Config()), c.resumeLine(string(tc.SessionID)) // projects.go, sessions.go
+		meta.Project, meta.ResumeLine = c.ranLabel(c.b.Config()), c.resumeLine(string(tc.SessionID)) // projects.go, sessions.go
 		chunks := render.RenderFinal(tc, meta)
 		for i, chunk := range chunks {
 			opts := outbox.SendOptions{Tag: tagFinal}
