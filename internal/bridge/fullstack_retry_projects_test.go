@@ -80,3 +80,44 @@ func TestLimitRetryGoesBackToItsProject(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, state.RetryDropped, got.State)
 }
+
+// TestLimitRetryWaitsForForwardsBeingCollected: forwards still being
+// collected when a retry for another project fires go to Claude first, in
+// the project they were sent in; the retry waits for their turn, then
+// switches the chat back and goes out there.
+func TestLimitRetryWaitsForForwardsBeingCollected(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	beta := realDir(t)
+	clock := timeshift.New(time.Now())
+	reset := time.Now().Add(time.Hour)
+	r := newRig(t, func(r *rig) {
+		r.clock = clock
+		r.claude = claudetest.New(r.t, limitScript(map[string]time.Time{"LIMITED": reset}), claudetest.WithOAuthToken("sk-ant-oat01-fake"))
+	}, withProjects(map[string]config.Project{"beta": {Path: beta}}, func(c *config.Config) {
+		c.Telegram.Timezone = "UTC"
+		c.Telegram.ForwardWait = config.Duration(time.Minute) // still collecting when the retry fires
+		c.Claude.RetryAfterLimit = config.RetryAuto
+	}))
+	alpha := r.claude.Workdir
+
+	in := r.say(chat, alice, "LIMITED in default")
+	r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "will be sent again")
+	})
+	r.command(chat, "/project beta", "starts a new session")
+	fwd := r.tg.UserSends(chat, aliceUser, "FWDMARK the build is red", tgfake.Forwarded(tgfake.ForwardOrigin{
+		Type: "user", Date: time.Date(2025, 5, 6, 7, 8, 0, 0, time.UTC), SenderUser: tgfake.User{ID: 77, FirstName: "Bob"}}))
+	r.command(chat, "/status", "Project: beta") // the chat took the forward in before this
+	calls := len(r.claude.API.ModelCalls())
+
+	clock.Advance(time.Hour)
+	r.finalAnswer(chat, fwd.ID, "forwarded 1 message")
+	r.waitBot(chat, "the switch back", func(m tgfake.Message) bool { return strings.Contains(m.Text, "goes again in default") })
+	r.finalAnswer(chat, in.ID, "echo: LIMITED in default")
+	after := r.claude.API.ModelCalls()[calls:]
+	require.Len(t, after, 2)
+	assert.True(t, after[0].AnyUserContains("FWDMARK"), "the forwards went first")
+	assert.True(t, ranIn(after[0], beta), "in the project they were sent in")
+	assert.Equal(t, "LIMITED in default", after[1].LastPrompt())
+	assert.True(t, ranIn(after[1], alpha), "then the retry, where it was rejected")
+}
