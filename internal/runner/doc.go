@@ -11,7 +11,8 @@
 // the group (setsid: ssh-agent, dev servers) found by the tag or as descendants.
 // The daemon is a child subreaper, so such tools become its children when
 // their parent exits; an orphan reaper reaps them (no zombies) while leaving
-// the children an exec.Cmd waits for alone. A stdout line over MaxLineBytes
+// the children an exec.Cmd waits for alone: CLIs it started (registered) and
+// anything in the daemon's own process group (git, ffmpeg, the voice command). A stdout line over MaxLineBytes
 // kills the CLI (ErrLineTooLong), and a panic in a session's reader or
 // supervisor goroutine kills only that CLI (ErrInternal); both are reported
 // in ProcessExited.Err, and the next message resumes the session.

@@ -40,9 +40,11 @@ func EnableSubreaper() error {
 	return nil
 }
 
-// owned are the pids of children an exec.Cmd of ours will Wait for. The
-// orphan reaper leaves them alone: reaping one would steal the exit status
-// from its Wait. Every child the daemon starts goes through startOwned.
+// owned are the pids of CLI children an exec.Cmd of ours will Wait for.
+// The orphan reaper leaves them alone: reaping one would steal the exit
+// status from its Wait. CLIs (in process groups of their own) go through
+// startOwned; other children stay in the daemon's group, which the reaper
+// never touches.
 var owned = struct {
 	sync.Mutex
 	pids map[int]bool
@@ -81,9 +83,17 @@ func reapOrphans() int {
 	if err != nil {
 		return 0
 	}
-	self, n := os.Getpid(), 0
+	self, group, n := os.Getpid(), syscall.Getpgrp(), 0
 	for _, p := range procs {
 		if p.PPID != self || !p.dead() || owned.pids[p.PID] {
+			continue
+		}
+		// A child in our own process group was started by plain exec.Command
+		// (git, ffmpeg, the voice command, claude --version) and its Wait is
+		// about to reap it: stealing it would fail that Wait with ECHILD.
+		// Adopted orphans come from CLI trees, which run in groups of their
+		// own (the CLI's, or one they made).
+		if p.PGID == group {
 			continue
 		}
 		var ws unix.WaitStatus

@@ -75,7 +75,7 @@ func startWrapper(t *testing.T, dir, cli string, env map[string]string) *wrapper
 	require.NoError(t, err)
 	w := &wrapperRun{cmd: cmd, stdin: stdin, lines: make(chan string, 100), exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	cmd.Stderr = w.stderr
-	require.NoError(t, cmd.Start())
+	require.NoError(t, startOwned(cmd)) // else a parallel test's orphan reaper can steal its exit status
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-w.exited
@@ -90,7 +90,7 @@ func startWrapper(t *testing.T, dir, cli string, env map[string]string) *wrapper
 			w.lines <- sc.Text()
 		}
 		close(w.lines)
-		_ = cmd.Wait()
+		_ = waitOwned(cmd)
 		close(w.exited)
 	}()
 	return w

@@ -242,6 +242,22 @@ func TestSessionSurvivesPanics(t *testing.T) {
 	}
 }
 
+// TestReapOrphansSparesChildrenInOurGroup: a child started by plain
+// exec.Command elsewhere in the daemon (git, ffmpeg) is left to its Wait.
+func TestReapOrphansSparesChildrenInOurGroup(t *testing.T) {
+	require.NoError(t, EnableSubreaper())
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), fakeCLIEnv+"=exit")
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool {
+		st, err := readProcStat(cmd.Process.Pid)
+		return err == nil && st.dead()
+	}, waitLimit, 5*time.Millisecond)
+	reapOrphans()
+	require.NoError(t, cmd.Wait(), "Wait got the exit status")
+	assert.True(t, cmd.ProcessState.Success())
+}
+
 func TestReapOrphansSparesOwnedChildren(t *testing.T) {
 	require.NoError(t, EnableSubreaper())
 	cmd := exec.Command(os.Args[0])
