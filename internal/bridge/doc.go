@@ -75,9 +75,9 @@
 // updated in place is noticed by the version its turns report (world.go).
 //
 // Phone-first (phone.go and the files it names): files Claude writes to its
-// chat's directory under .untether/outbox/ are sent after each turn
-// through the outbox (photos, documents, albums; journaled, then moved to
-// .untether/sent/), /get PATH sends a project file through os.Root behind
+// chat's directory under .untether/outbox/ are sent after each turn (also
+// one its process died in) through the outbox (photos, documents, albums;
+// journaled, then moved to .untether/sent/), /get PATH sends a project file through os.Root behind
 // [files] deny, and a cut Edit/Write preview offers 📄 Full diff
 // (files_out.go, get.go). Voice notes, audio files and video notes are
 // transcribed by the [voice] backend in the hand-over goroutine (voice.go,

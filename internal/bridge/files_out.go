@@ -202,7 +202,12 @@ func sentName(root *os.Root, name string, now time.Time, taken map[string]bool) 
 // directory and reading a few image headers is quick, and the uploads
 // themselves happen in the outbox.
 func (c *chat) deliverOutbox(replyTo int) {
-	workdir := c.uploadDir(c.b.Config()) // projects.go
+	c.deliverOutboxIn(c.uploadDir(c.b.Config()), replyTo) // projects.go
+}
+
+// deliverOutboxIn is deliverOutbox for the CLI that ran in workdir (turn.go
+// uses it when the process dies mid-turn).
+func (c *chat) deliverOutboxIn(workdir string, replyTo int) {
 	if workdir == "" {
 		return // a project on another host: its outbox is not on this machine, and Claude was not told of one
 	}

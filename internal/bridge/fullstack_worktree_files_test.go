@@ -4,11 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/fakeapi"
@@ -120,4 +123,28 @@ func TestReloadLeavesALiveSessionsFilesWhereItRuns(t *testing.T) {
 	r.command(chat, "/new", "New session")
 	r.ask(chat, "fresh")
 	assert.True(t, ranIn(r.callFor("fresh"), beta), "a new session starts in the new default")
+}
+
+// TestOutboxIsDeliveredWhenTheCLIDiesMidTurn: Claude wrote a file to its
+// outbox, then its process was killed before the turn's result; the file
+// still reaches the chat, after the crash notice.
+func TestOutboxIsDeliveredWhenTheCLIDiesMidTurn(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	rules := fakeapi.ToolTurn("STRANDED", "Write", map[string]any{
+		"file_path": "{{cwd}}/" + aliceOutbox + "/draft.txt", "content": "half done\n"}, "")
+	rules[0].Replies = []fakeapi.Reply{fakeapi.Hang()} // the call after the Write never answers
+	r := newRig(t, withConfig(func(c *config.Config) { c.Claude.PermissionMode = config.PermissionAcceptEdits }), withRules(rules))
+	in := r.say(chat, alice, "STRANDED please")
+	written := filepath.Join(r.claude.Workdir, aliceOutbox, "draft.txt")
+	require.Eventually(t, func() bool { _, err := os.Stat(written); return err == nil }, wait, 20*time.Millisecond, "Claude wrote to its outbox")
+	pid := r.b.ChatPID(key)
+	require.NotZero(t, pid)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+
+	doc := r.waitBot(chat, "the stranded file", func(m tgfake.Message) bool { return m.Document != nil })
+	assert.Equal(t, "draft.txt", doc.Document.FileName)
+	assert.Equal(t, "half done\n", string(doc.Document.Data))
+	assert.Equal(t, in.ID, doc.ReplyTo, "it answers the request")
+	assert.Empty(t, r.dirNames(aliceOutbox), "moved to .untether/sent")
 }

@@ -26,6 +26,10 @@ type turn struct {
 	lastStall   string      // the stall line of the latest render
 	scheduled   string      // set when a schedule started the turn (schedules.go)
 	draft       draftStream // the answer streamed as a draft (draft.go)
+	// workdir is where the turn's CLI runs on this machine ("" on another
+	// host): its outbox is delivered from there even when the CLI dies
+	// before the turn's result.
+	workdir string
 }
 
 // progressShowAfter is how long a turn runs before it gets a progress
@@ -38,12 +42,12 @@ const progressShowAfter = 800 * time.Millisecond
 // feedback, the progress message follows if the turn takes a while.
 func (c *chat) startTurn(replyTo int) {
 	now := time.Now()
-	t := &turn{view: render.NewTurn(now), cancelToken: newToken(), replyTo: replyTo}
+	t := &turn{view: render.NewTurn(now), cancelToken: newToken(), replyTo: replyTo, workdir: c.uploadDir(c.b.Config())}
 	c.b.registerButton(t.cancelToken, c.key)
 	if c.sess != nil {
 		t.view.Model, t.view.Mode = c.sess.Model(), c.sess.PermissionMode()
 	}
-	t.view.Project = c.placeLabel(c.b.Config()) // projects.go
+	t.view.Project = c.ranLabel(c.b.Config()) // projects.go
 	c.turn = t
 	if c.b.Config().Progress.Typing {
 		c.b.out.Typing(c.ctx(), c.outKey)
@@ -250,6 +254,9 @@ func (c *chat) onExit(e runner.ProcessExited) {
 			c.reply(render.RenderCrash(e), t.replyTo)
 		}
 		c.finishProgress(t, true)
+		// What Claude put in its outbox before the process died is sent
+		// all the same, or it would wait there until some later turn.
+		c.deliverOutboxIn(t.workdir, t.replyTo) // files_out.go
 	}
 	if !e.Requested {
 		c.resendQueued()
