@@ -110,6 +110,10 @@ func TestProjectsSwitchAndComeBack(t *testing.T) {
 	// A restart keeps the chat in beta, in beta's session.
 	r.stop()
 	r.start()
+	// At once, while the restarted chat's CLI may still be starting
+	// (prewarm), a switch is not refused as busy.
+	r.command(chat, "/project default", "resumes its session")
+	r.command(chat, "/project beta", "resumes its session")
 	r.ask(chat, "still in beta after the restart?")
 	afterRestart := r.callFor("still in beta after the restart?")
 	assert.True(t, ranIn(afterRestart, beta), "the chat's project survived the restart")

@@ -67,13 +67,15 @@ func (c *chat) answerLimit(tc runner.TurnCompleted, replyTo int) bool {
 		return true
 	}
 	c.b.pokeScheduler()
+	// Taken on the actor: ensureSession replaces c.log while this waits.
+	ctx, log := c.ctx(), c.log
 	go func() { // its id, for the buttons after a restart and the edits
-		res, err := msg.Sent().Wait(c.ctx())
+		res, err := msg.Sent().Wait(ctx)
 		if err != nil {
 			return
 		}
-		if err := c.b.store.SetRetryMessage(c.ctx(), r.Token, state.MessageID(res.MessageID)); err != nil {
-			c.log.Error().Err(err).Msg("record the retry notice")
+		if err := c.b.store.SetRetryMessage(ctx, r.Token, state.MessageID(res.MessageID)); err != nil {
+			log.Error().Err(err).Msg("record the retry notice")
 		}
 	}()
 	return true

@@ -195,10 +195,17 @@ func (c *chat) switchPlace(pl place, respond func(string)) bool {
 	return true
 }
 
+// onlyStarting reports a CLI that is starting with nothing for it yet (a
+// prewarm after a restart): switching away just closes it, as /new would.
+func (c *chat) onlyStarting() bool {
+	return c.sess != nil && c.sess.State() == runner.StateStarting &&
+		(c.turn == nil || c.turn.done) && len(c.approvals) == 0 && c.pendingSends() == 0
+}
+
 // refuseBusy tells a chat whose turn runs (or waits for an approval or a
 // slot) that it must end first, and reports whether it did.
 func (c *chat) refuseBusy(respond func(string)) bool {
-	if !c.busy() {
+	if !c.busy() || c.onlyStarting() {
 		return false
 	}
 	_, cur := c.placeFor(c.b.Config())
