@@ -45,7 +45,7 @@ func (r *rig) pressWhileBlocked(key state.ChatKey) (ap tgfake.Message, pid int, 
 	require.NotZero(r.t, pid)
 	release = r.b.BlockChat(key)
 	r.tg.UserPresses(chat, ap.ID, buttonData(ap, "Approve"))
-	require.Eventually(r.t, func() bool { return r.b.MailboxLen(key) == 1 }, wait, 10*time.Millisecond, "the press waits in the mailbox")
+	require.Eventually(r.t, func() bool { return r.b.MailboxUpdates(key) == 1 }, wait, 10*time.Millisecond, "the press waits in the mailbox")
 	return ap, pid, release
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
 	"github.com/untether/untether/internal/timeshift"
@@ -58,7 +59,7 @@ func TestLimitRetryAuto(t *testing.T) {
 	notice := r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "limit reached;")
 	})
-	assert.Contains(t, notice.Text, "⛔ 5-hour limit reached; resets at "+reset.UTC().Format("15:04")+" UTC")
+	assert.Contains(t, notice.Text, "⛔ 5-hour limit reached; resets at "+render.FormatWhen(reset.UTC(), time.Now()))
 	assert.Contains(t, notice.Text, "“LIMITED please” will be sent again at")
 	assert.NotEmpty(t, buttonData(notice, "Drop"))
 	assert.Empty(t, buttonData(notice, "Retry"), "auto does not ask")
@@ -134,7 +135,7 @@ func TestLimitRetryOff(t *testing.T) {
 	notice := r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "limit reached;")
 	})
-	assert.Contains(t, notice.Text, "resets at "+reset.UTC().Format("15:04")+" UTC")
+	assert.Contains(t, notice.Text, "resets at "+render.FormatWhen(reset.UTC(), time.Now()))
 	assert.Contains(t, notice.Text, "Send it again once the limit has reset.")
 	assert.Empty(t, notice.Keyboard, "no Retry, no Drop")
 	next, ok, err := r.store.NextRetry(context.Background())

@@ -134,7 +134,7 @@ func TestHealthyReportsAWedgedChat(t *testing.T) {
 	<-r.ready // chats exist only once the bridge runs
 	release := r.b.BlockChat(key)
 	r.say(chat, alice, "stuck behind a wedged actor")
-	require.Eventually(t, func() bool { return r.b.MailboxLen(key) == 1 }, wait, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return r.b.MailboxUpdates(key) == 1 }, wait, 10*time.Millisecond)
 	require.NoError(t, r.b.ChatsHealthy(time.Now()), "not yet: a moment is no stall")
 	err := r.b.ChatsHealthy(time.Now().Add(3 * time.Minute))
 	require.Error(t, err, "a mailbox stuck for 3 minutes is reported")

@@ -525,7 +525,7 @@ func TestCrashBeforeAMessageIsHandledLosesNothing(t *testing.T) {
 	r.finalAnswer(chat, warm.ID, "echo: first")
 	release := r.b.BlockChat(key)
 	in := r.say(chat, alice, "caught by the crash")
-	require.Eventually(t, func() bool { return r.b.MailboxLen(key) == 1 }, wait, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return r.b.MailboxUpdates(key) == 1 }, wait, 10*time.Millisecond,
 		"routed into the chat's mailbox, not yet handled")
 	r.crash() // go-telegram/bot has already confirmed the update to Telegram
 	release()

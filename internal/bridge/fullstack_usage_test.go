@@ -13,6 +13,7 @@ import (
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
 )
@@ -48,7 +49,7 @@ func TestUsageAndWindows(t *testing.T) {
 	in := r.say(chat, alice, "count me")
 	answer := r.finalAnswer(chat, in.ID, "echo: count me")
 	tokyo := config.LoadLocation("Asia/Tokyo")
-	assert.Contains(t, answer.Text, "📊 5-hour limit 75 % used, resets "+reset.In(tokyo).Format("15:04")+" JST",
+	assert.Contains(t, answer.Text, "📊 5-hour limit 75 % used, resets "+render.FormatWhen(reset.In(tokyo), time.Now()),
 		"the answer warns of a window at 70 % or more, in the users' zone")
 	assert.NotContains(t, answer.Text, "7-day limit", "a window under 70 % is not mentioned")
 
@@ -69,7 +70,7 @@ func TestUsageAndWindows(t *testing.T) {
 		"this chat: $0.0",
 		"Last 7 days · $0.0", "This month · $0.0",
 		"Cost per day",
-		"5-hour: 75 % used · resets " + reset.In(tokyo).Format("15:04") + " JST (in ",
+		"5-hour: 75 % used · resets " + render.FormatWhen(reset.In(tokyo), time.Now()) + " (in ",
 		"7-day: 30 % used",
 	} {
 		assert.Contains(t, usage.Text, want)
