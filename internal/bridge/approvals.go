@@ -63,13 +63,18 @@ func (c *chat) requestApproval(req runner.ApprovalRequested) {
 		a.q = newQuestionnaire(req)
 		html, kb = c.renderQuestion(a)
 	} else {
-		html, kb = render.RenderApproval(req, render.ApprovalButtons{
+		btns := render.ApprovalButtons{
 			Approve: callbackData(btnApprove, a.token, 0),
 			Deny:    callbackData(btnDeny, a.token, 0),
 			Always:  callbackData(btnAlways, a.token, 0),
-			// FullDiff is shown only when the preview is cut (phone.go).
-			FullDiff: callbackData(btnFullDiff, a.token, 0),
-		})
+		}
+		// FullDiff is shown only when the preview is cut (phone.go), and
+		// only for a CLI on this machine: the diff is written to its
+		// directory before it is sent, which a remote project does not have.
+		if c.sessDir != "" {
+			btns.FullDiff = callbackData(btnFullDiff, a.token, 0)
+		}
+		html, kb = render.RenderApproval(req, btns)
 	}
 	// Recorded before the message exists, so a press after a crash finds
 	// the request (and learns that it expired).

@@ -78,8 +78,8 @@
 // chat's directory under .untether/outbox/ are sent after each turn (also
 // one its process died in) through the outbox (photos, documents, albums;
 // journaled, then moved to .untether/sent/), /get PATH sends a project file through os.Root behind
-// [files] deny, and a cut Edit/Write preview offers 📄 Full diff
-// (files_out.go, get.go). Voice notes, audio files and video notes are
+// [files] deny, and a cut Edit/Write preview of a CLI on this machine
+// offers 📄 Full diff (files_out.go, get.go, approvals.go). Voice notes, audio files and video notes are
 // transcribed by the [voice] backend in the hand-over goroutine (voice.go,
 // internal/voice); album parts and forwards (with a comment right after
 // them) are collected into one prompt (batch.go); a reply quotes what it

@@ -16,6 +16,7 @@ import (
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/runner/fakeapi"
 	"github.com/untether/untether/internal/runner/sshtest"
 )
 
@@ -71,7 +72,8 @@ func TestRemoteProjectOverSSH(t *testing.T) {
 	far := realDir(t)
 	r := newRig(t, withProjects(map[string]config.Project{
 		"far": {Path: far, Host: srv.Host, SSHOptions: srv.Options},
-	}, func(c *config.Config) { c.Telegram.DefaultProject = "far" }))
+	}, func(c *config.Config) { c.Telegram.DefaultProject = "far" }),
+		withRules(fakeapi.ToolTurn("LONGWRITE", "Write", map[string]any{"file_path": "{{cwd}}/generated.txt", "content": longContent(45)}, "Written.")))
 
 	first := r.ask(chat, "REMEMBER mango far away")
 	assert.True(t, ranIn(r.callFor("REMEMBER mango far away"), far), "the CLI ran in the project's directory over there")
@@ -119,4 +121,13 @@ func TestRemoteProjectOverSSH(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(far, "notes.txt"), []byte("far away"), 0o644))
 	r.command(chat, "/get notes.txt", "this chat's project is on another host")
 	assert.Empty(t, r.tg.Snapshot().CallsOf("sendDocument"), "no file of this machine went out in its place")
+
+	// A cut Edit/Write preview offers no 📄 Full diff: it would be written
+	// to a directory this machine does not have.
+	long := r.say(chat, alice, "LONGWRITE please")
+	ap := r.approvalMessage(chat, "generated.txt")
+	assert.Contains(t, ap.Text, "more lines", "the preview is cut")
+	assert.Empty(t, buttonData(ap, "Full diff"), "no button that could only refuse")
+	r.tg.UserPresses(chat, ap.ID, buttonData(ap, "Deny"))
+	r.finalAnswer(chat, long.ID, "")
 }
