@@ -119,6 +119,8 @@ func TestReloadLeavesALiveSessionsFilesWhereItRuns(t *testing.T) {
 	got := r.command(chat, "/get notes.txt", "notes.txt")
 	require.NotNil(t, got.Document, "/get reads where the CLI runs")
 	assert.Equal(t, "alpha notes\n", string(got.Document.Data))
+	st := r.command(chat, "/status", "Project: alpha")
+	assert.Contains(t, st.Text, "Workdir: "+alpha, "/status names where the live CLI runs")
 
 	r.command(chat, "/new", "New session")
 	r.ask(chat, "fresh")

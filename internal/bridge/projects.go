@@ -364,10 +364,16 @@ func (c *chat) forgetPlaceSession() {
 }
 
 // statusPlace is /status's project line and workdir.
+// While a CLI lives it is where that CLI runs, which a config reload does
+// not move.
 func (c *chat) statusPlace() (string, string) {
 	cfg := c.b.Config()
 	p, pl := c.placeFor(cfg)
-	return c.placeLabel(cfg), whereText(p, pl)
+	where := whereText(p, pl)
+	if c.sess != nil && c.sessDir != "" {
+		where = c.sessDir
+	}
+	return c.ranLabel(cfg), where
 }
 
 // bindTopic stores a new forum topic's project and branch before anyone
