@@ -44,6 +44,7 @@ type op struct {
 	// content. The global budget goes to the stalest first.
 	since  time.Time
 	callAt time.Time // when the current attempt was counted in the chat's window
+	gslot  *slot     // the current attempt's global slot, released when its call ends
 	mark   CallMark  // when the current attempt was sent, among failures
 
 	plain        bool      // send without parse_mode (after a parse error)
@@ -62,6 +63,13 @@ type op struct {
 	// the send went out with the edit's content instead (one call, not
 	// two), and the edit resolves with the send.
 	merged *Pending
+}
+
+// takeSlot hands over the attempt's global slot for release, once.
+func (op *op) takeSlot() *slot {
+	s := op.gslot
+	op.gslot = nil
+	return s
 }
 
 var hashSeed = maphash.MakeSeed()

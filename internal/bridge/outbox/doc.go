@@ -17,12 +17,17 @@
 // so a busy outbox spends no calls on content nobody would see. Calls are
 // paced by a sliding window per chat shared by sends, edits and deletes, in
 // which progress edits always leave a slot for high-priority work, and by a
-// global sliding window. When the global budget is short, its slots go to
-// high-priority work first (in the order it was queued), then to the chat
-// whose progress has been stale the longest. A chat makes one call at a
-// time, except that a progress edit in flight for longer than
-// OvertakeAfter (1 s) counts as hanging: the chat's answers and approvals
-// then go out beside it instead of waiting for its timeout.
+// global sliding window (30 calls a second), in which each call counts from
+// its send until a full second after its response: Telegram counts a call
+// when it arrives, which cannot be later, so no margin for network or CPU
+// delay is needed. When the global budget is short, its slots go to
+// high-priority work first (in the order it was queued, all at once if
+// they fit), then to the chat whose progress has been stale the longest.
+// Typing and drafts take no message slot: they go only while the window is
+// under a sixth full, at most a sixth of its size per second. A chat makes
+// one call at a time, except that a progress edit in flight for longer
+// than OvertakeAfter (1 s) counts as hanging: the chat's answers and
+// approvals then go out beside it instead of waiting for its timeout.
 //
 // A 429 pauses only the chat it came from, for retry_after plus jitter, and
 // the same operation is retried afterwards. Network errors and 5xx answers

@@ -22,6 +22,7 @@ func (o *Outbox) execute(c *chat, op *op) bool {
 	ctx, cancel := context.WithTimeout(o.runCtx, o.timeoutFor(op))
 	id, err := o.call(ctx, op)
 	cancel()
+	o.gate.release(op.takeSlot())
 	if err != nil && o.runCtx.Err() != nil {
 		return false
 	}
@@ -38,6 +39,7 @@ func (o *Outbox) executeAsync(c *chat, job *op) {
 	ctx, cancel := context.WithTimeout(o.runCtx, o.timeoutFor(job))
 	id, err := o.call(ctx, job)
 	cancel()
+	o.gate.release(job.takeSlot())
 	c.mu.Lock()
 	c.inflight = nil
 	var fx effects

@@ -15,16 +15,17 @@ import (
 // in whatever order their workers happened to ask.
 type gate struct {
 	clock Clock
-	win   *window
-	start func() // starts dispatch on a goroutine the outbox waits for
-	// Once the window is filling up (smoothFrom), grants follow a schedule of one per
-	// gap (the window's average rate): Telegram counts calls when they
-	// arrive, and calls sent in a burst arrive spread out by the network
-	// and the machine's load, so a burst sent right after the window
-	// reopened can land in the same second as the one before. next is the
-	// schedule's next slot; a grant less than a gap late (a timer that
-	// fired late on a busy machine) keeps the schedule, so late wake-ups
-	// do not lower the rate.
+	win   *window // messages: each slot counts until its call's response, then for the span
+	// spareWin bounds best-effort calls (typing, drafts), which Telegram's
+	// message limits do not name and which never take a message's slot.
+	spareWin *window
+	start    func() // starts dispatch on a goroutine the outbox waits for
+	// Once the window is two thirds full, progress follows a schedule of one
+	// per gap (the window's average rate), so a backlog of progress drains
+	// evenly instead of in bursts that leave nothing for the next answer.
+	// next is the schedule's next slot; a grant less than a gap late (a
+	// timer that fired late on a busy machine) keeps the schedule, so late
+	// wake-ups do not lower the rate.
 	gap  time.Duration
 	next time.Time
 
@@ -47,14 +48,23 @@ type ticket struct {
 	seq     uint64
 	granted chan struct{} // closed once the slot is the worker's
 	done    bool          // granted or cancelled
+	slot    *slot         // the granted slot, released when the call ends
 }
 
 // globalKeep is how many global slots low-priority work leaves free, so
 // that an answer or an approval in any chat finds one at once.
 const globalKeep = 1
 
-func newGate(clock Clock, n int, every time.Duration, start func()) *gate {
-	return &gate{clock: clock, win: newWindow(n, every), start: start, kick: make(chan struct{}, 1), gap: every}
+// newGate allows n calls per n×every; hold is the longest a call may take
+// (its slot counts at most that long before it is released).
+func newGate(clock Clock, n int, every, hold time.Duration, start func()) *gate {
+	win := newWindow(n, every)
+	if every > 0 { // else no global limit: nothing needs to stay counted
+		win.hold = hold
+	}
+	k := max(1, n/6)
+	return &gate{clock: clock, win: win, spareWin: newWindow(k, win.w/time.Duration(k)), start: start,
+		kick: make(chan struct{}, 1), gap: every}
 }
 
 func keepFor(p Priority) int {
@@ -83,7 +93,7 @@ func (g *gate) acquire(prio Priority, since time.Time) *ticket {
 	defer g.mu.Unlock()
 	now := g.clock.Now()
 	if len(g.waiters) == 0 && g.waitFor(prio, now) == 0 {
-		g.take(prio, now)
+		t.slot = g.take(prio, now)
 		t.done = true
 		close(t.granted)
 		return t
@@ -130,48 +140,68 @@ func (g *gate) cancel(t *ticket) bool {
 // held.
 func (g *gate) waitFor(p Priority, now time.Time) time.Duration {
 	d := g.win.wait(now, keepFor(p))
-	if len(g.win.times) >= g.smoothFrom(p) { // wait pruned the window
+	if len(g.win.slots) >= g.smoothFrom(p) { // wait pruned the window
 		d = max(d, g.next.Sub(now))
 	}
 	return d
 }
 
 // smoothFrom is how many calls in the window start the even spread for
-// work of priority p: progress from two thirds of the window, answers and
-// approvals only when it is nearly full, so that ten answers finishing
-// together go out together while a backlog (a full window) still drains
-// evenly.
+// work of priority p: progress from two thirds of the window; answers and
+// approvals never (they may use every slot at once: ten answers finishing
+// together go out together).
 func (g *gate) smoothFrom(p Priority) int {
 	if p == High {
-		return max(1, g.win.n-max(1, g.win.n/9))
+		return g.win.n + 1
 	}
 	return max(1, g.win.n*2/3)
 }
 
-// take counts a granted call. Called with g.mu held.
-func (g *gate) take(p Priority, now time.Time) {
-	below := len(g.win.times) < g.smoothFrom(p) // a burst keeps no schedule
-	g.win.add(now)
+// take counts a granted call until it is released. Called with g.mu held.
+func (g *gate) take(p Priority, now time.Time) *slot {
+	below := len(g.win.slots) < g.smoothFrom(p) // a burst keeps no schedule
+	s := g.win.take(now)
 	g.granted++
 	if below || g.next.IsZero() || now.Sub(g.next) >= g.gap {
 		g.next = now.Add(g.gap)
 	} else {
 		g.next = g.next.Add(g.gap)
 	}
+	return s
 }
 
-// spare takes a slot for best-effort work (typing) only when nobody waits
-// and the window is nearly empty (under a sixth full), so typing never
-// costs a message its slot, and a burst of new turns spends its budget on
-// messages.
+// release ends the call of a granted slot: it counts for the window's span
+// from now. A nil slot (no global limit, or already released) is a no-op.
+func (g *gate) release(s *slot) {
+	if s == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	release(s, g.clock.Now())
+	if g.running {
+		select {
+		case g.kick <- struct{}{}: // a waiter may fit now
+		default:
+		}
+	}
+}
+
+// spare allows a best-effort call (typing, a draft) only when nobody waits
+// for a slot, the message window is nearly empty (under a sixth full) and
+// fewer than a sixth of the window's calls were best-effort within its
+// span. Best-effort calls take no message slot: Telegram's limits name
+// messages, the fake Bot API counts neither, and typing that cost an answer
+// its slot would delay what the user waits for; a burst of new turns
+// spends the budget on messages.
 func (g *gate) spare() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.clock.Now()
-	if len(g.waiters) > 0 || g.win.wait(now, g.win.n-max(1, g.win.n/6)) > 0 {
+	if len(g.waiters) > 0 || g.win.count(now) >= g.spareWin.n || g.spareWin.wait(now, 0) > 0 {
 		return false
 	}
-	g.win.add(now)
+	g.spareWin.add(now)
 	return true
 }
 
@@ -190,7 +220,7 @@ func (g *gate) grantLocked(now time.Time) (wait time.Duration, ok bool) {
 		if d := g.waitFor(best.prio, now); d > 0 {
 			return d, true
 		}
-		g.take(best.prio, now)
+		best.slot = g.take(best.prio, now)
 		g.waiters = append(g.waiters[:bi], g.waiters[bi+1:]...)
 		best.done = true
 		close(best.granted)

@@ -81,38 +81,60 @@ func TestGateGrantsNoMoreThanTheWindow(t *testing.T) {
 	clock := newManualClock()
 	t0 := clock.Now()
 	var started int
-	g := newGate(clock, 6, 100*time.Millisecond, func() { started++ }) // 6 per 600 ms
-	var waiting []*ticket
-	granted := 0
+	g := newGate(clock, 6, 100*time.Millisecond, time.Minute, func() { started++ }) // 6 per 600 ms
+	var granted, waiting []*ticket
 	for i := range 8 {
 		tk := g.acquire(High, t0.Add(time.Duration(i)))
 		select {
 		case <-tk.granted:
-			granted++
+			granted = append(granted, tk)
 		default:
 			waiting = append(waiting, tk)
 		}
 	}
-	assert.Equal(t, 5, granted, "answers: all but the last slot at once")
+	assert.Len(t, granted, 6, "answers may take every slot at once")
 	assert.Equal(t, 1, started, "one dispatcher for all waiters")
-	// Then one per 100 ms, until the window is full.
-	for k := 0; k < 1; k++ {
-		wait, ok := g.grantLocked(clock.Now())
-		require.True(t, ok)
-		assert.Equal(t, 100*time.Millisecond, wait, "grant %d", 6+k)
-		clock.Advance(wait)
-		_, _ = g.grantLocked(clock.Now())
-		assert.False(t, g.cancel(waiting[k]), "granted tickets cannot be cancelled")
-	}
+	// While the calls are in flight, a waiter cannot go: they might reach
+	// Telegram at any moment until their responses.
+	clock.Advance(time.Second)
 	wait, ok := g.grantLocked(clock.Now())
 	require.True(t, ok)
-	assert.Equal(t, t0.Add(600*time.Millisecond+time.Millisecond), clock.Now().Add(wait), "a full window waits for its oldest call")
+	assert.Equal(t, 600*time.Millisecond+time.Millisecond, wait, "calls in flight count until a span after they end")
+	// One call ends now: it counts for a full span after its response.
+	g.release(granted[0].slot)
+	wait, _ = g.grantLocked(clock.Now())
+	assert.Equal(t, 600*time.Millisecond+time.Millisecond, wait)
+	clock.Advance(wait)
+	_, _ = g.grantLocked(clock.Now())
+	assert.False(t, g.cancel(waiting[0]), "granted once the released call left the window")
 	assert.True(t, g.cancel(waiting[1]), "a waiting ticket can be withdrawn")
-	// Typing takes a slot only when at least half the window is free.
-	assert.False(t, g.spare())
-	clock.Advance(time.Second)
-	g.cancel(waiting[2])
+	// A call never released stops counting after its longest timeout.
+	clock.Advance(2 * time.Minute)
+	assert.Equal(t, 0, g.win.count(clock.Now()))
+}
+
+func TestGateSpareTakesNoMessageSlot(t *testing.T) {
+	clock := newManualClock()
+	g := newGate(clock, 12, 100*time.Millisecond, time.Minute, func() {}) // 12 per 1.2 s; spare: 2 per span
 	assert.True(t, g.spare())
+	assert.True(t, g.spare())
+	assert.False(t, g.spare(), "best effort is capped at a sixth of the window")
+	for range 12 {
+		tk := g.acquire(High, clock.Now())
+		select {
+		case <-tk.granted:
+		default:
+			t.Fatal("typing took a message's slot")
+		}
+		g.release(tk.slot)
+	}
+	clock.Advance(2 * time.Second)
+	assert.True(t, g.spare(), "the window is empty again")
+	tk := g.acquire(Low, clock.Now())
+	<-tk.granted
+	tk = g.acquire(Low, clock.Now())
+	<-tk.granted
+	assert.False(t, g.spare(), "no best effort while messages fill a sixth of the window")
 }
 
 // dispatcherSleeps reports whether the gate's dispatcher waits on the

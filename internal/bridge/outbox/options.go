@@ -17,19 +17,21 @@ import (
 // Low-priority operations (progress edits) leave one of those slots free,
 // so a final answer or an approval never waits behind an edit that just
 // used the budget, and the window is never exceeded. The global limit is
-// a sliding window of the same kind: GlobalBurst calls in any span of
-// GlobalBurst/GlobalRate, 27 in 1.05 s, under Telegram's ~30 per second
-// with room for the jitter between sending a call and its arrival (over
-// 100 ms on a loaded machine); once it fills up (two thirds for progress,
-// all but three slots for answers and approvals), calls are spread evenly
-// at that rate.
+// a sliding window of the same kind, GlobalBurst calls in any span of
+// GlobalBurst/GlobalRate: 30 in 1 s, Telegram's "about 30 messages per
+// second". It needs no margin for the time between sending a call and its
+// arrival, because each call counts from its send until a full span after
+// its response (window.go): Telegram cannot have seen it later than that.
+// Once it is two thirds full, progress is spread evenly at that rate;
+// answers and approvals may take every slot at once. Typing and drafts take
+// no message slot (gate.spare).
 const (
 	DefaultPrivateInterval = 1050 * time.Millisecond
 	DefaultPrivateBurst    = 3
 	DefaultGroupInterval   = 3200 * time.Millisecond
 	DefaultGroupBurst      = 19
-	DefaultGlobalRate      = rate.Limit(27 / 1.05) // per second, on average
-	DefaultGlobalBurst     = 27
+	DefaultGlobalRate      = rate.Limit(30) // per second, on average
+	DefaultGlobalBurst     = 30
 	DefaultTypingInterval  = 4 * time.Second // the status lasts ≤5 s
 	DefaultBackoffMin      = 500 * time.Millisecond
 	DefaultBackoffMax      = 30 * time.Second // progress edits

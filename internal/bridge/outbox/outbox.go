@@ -72,7 +72,7 @@ func New(api API, opts Options) *Outbox {
 	}
 	// The gate's dispatcher is started by a worker, which is counted in
 	// wg, so adding to wg cannot race Close's Wait.
-	o.gate = newGate(opts.Clock, opts.GlobalBurst, every, func() {
+	o.gate = newGate(opts.Clock, opts.GlobalBurst, every, max(opts.CallTimeout, MediaCallTimeout), func() {
 		o.wg.Add(1)
 		go func() {
 			defer o.wg.Done()

@@ -144,6 +144,7 @@ func (o *Outbox) run(c *chat) {
 		if gate.After(now) {
 			wait = max(wait, gate.Sub(now))
 		}
+		var gslot *slot // the global slot of the call about to be made
 		if nx == nextTyping {
 			// Typing is best effort: it neither waits nor uses the chat's
 			// message budget, and takes a global slot only when plenty
@@ -178,26 +179,31 @@ func (o *Outbox) run(c *chat) {
 					continue
 				}
 			case <-o.runCtx.Done():
-				o.gate.cancel(t)
+				if !o.gate.cancel(t) {
+					o.gate.release(t.slot)
+				}
 				o.abort(c, nil)
 				return
 			}
+			gslot = t.slot
 		}
 		c.mu.Lock()
 		at := o.clock.Now()
 		if nx != nextTyping && c.gate(nx == nextHigh).After(at) {
 			// A call that finished meanwhile brought a 429 or a failure.
 			c.mu.Unlock()
+			o.gate.release(gslot)
 			continue
 		}
 		op := o.take(c, nx, at)
 		if op == nil {
 			c.mu.Unlock()
-			continue // the queue changed while pacing; a global slot is lost, no harm
+			o.gate.release(gslot)
+			continue // the queue changed while pacing; a global slot is wasted, no harm
 		}
 		if op.kind != kindTyping {
 			c.lim.add(at)
-			op.callAt = at
+			op.callAt, op.gslot = at, gslot
 		}
 		op.mark = o.CallStarted()
 		async := op.prio == Low
