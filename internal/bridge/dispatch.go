@@ -114,7 +114,9 @@ func (c *chat) sendDone(sess *runner.Session, o *outgoing, uuid runner.MessageUU
 	if c.sends.inFlight == o {
 		c.sends.inFlight = nil
 	}
-	c.clearSlotNotice()
+	if err != nil || sess != c.sess || !c.adoptSlotNotice() { // slot_notice.go
+		c.clearSlotNotice()
+	}
 	if o.deferred && err != nil {
 		c.endTurnIfEmpty()
 		return // its update stays unconfirmed: the next start hands it over
@@ -194,39 +196,6 @@ func (c *chat) waitingForSlot() bool {
 		return false
 	}
 	return !pool.Holds(c.sess)
-}
-
-// refreshSlotNotice shows, updates or removes the "waiting for a slot"
-// notice, so a wait is never silent and never outlives its reason.
-func (c *chat) refreshSlotNotice() {
-	if !c.waitingForSlot() || time.Since(c.sends.since) < slotNoticeAfter {
-		if !c.waitingForSlot() {
-			c.clearSlotNotice()
-		}
-		return
-	}
-	st := c.b.opts.Pool.Stats()
-	text := fmt.Sprintf("⏳ Waiting for a free Claude slot (%d of %d busy: %d working, %d waiting for approval). "+
-		"Your message starts by itself when one frees; /cancel stops waiting.", st.Live, st.Max, st.Working, st.Approval)
-	if len(c.sends.queue) > 0 {
-		text += fmt.Sprintf(" %d more message(s) wait behind it, in order.", len(c.sends.queue))
-	}
-	switch {
-	case c.sends.notice == nil:
-		c.sends.notice = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: text},
-			outbox.SendOptions{ReplyTo: outbox.MessageID(c.sends.inFlight.msgID), Silent: true, Tag: "slot-wait"})
-	case text != c.sends.text:
-		c.b.out.Edit(c.ctx(), c.sends.notice, outbox.Low, outbox.Content{Text: text})
-	}
-	c.sends.text = text
-}
-
-func (c *chat) clearSlotNotice() {
-	if c.sends.notice == nil {
-		return
-	}
-	c.b.out.Delete(c.ctx(), c.sends.notice, outbox.Low)
-	c.sends.notice, c.sends.text = nil, ""
 }
 
 // cancelWaiting stops messages that have not reached the CLI yet (/cancel

@@ -7,8 +7,11 @@
 // A chat's actor never blocks. Handing a message to the CLI (which may start
 // it, or wait for a live-process slot while every slot is busy) runs off the
 // actor, one message at a time and in order (dispatch.go); a wait for a slot
-// is shown to the user with its reason and /cancel stops it, and the
-// message's update is confirmed only once the CLI has it. Messages the CLI
+// is shown to the user with its reason and /cancel stops it, the notice
+// becomes the turn's progress message once the wait ends (slot_notice.go),
+// and the message's update is confirmed only once the CLI has it. A
+// progress message whose send has not got through the Telegram budget by
+// the time the answer goes out is never sent (turn.go). Messages the CLI
 // had queued when it died are sent again (queued.go). A turn that prints
 // nothing for progress.stall_after says so, and after stall_notify_after
 // asks once whether to cancel (stall.go). A drain stops turns blocked on a

@@ -75,10 +75,20 @@ func TestSlotWaitKeepsTheChatResponsive(t *testing.T) {
 	r.finalAnswer(chatA, inA.ID, "The command ran.")
 	r.finalAnswer(chatB, inB.ID, "echo: first from B")
 	r.finalAnswer(chatB, inB2.ID, "second from B")
+	// The notice became the turn's progress message: it no longer says
+	// "waiting" and ends as the turn's summary; no second progress
+	// message was sent for that turn.
 	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
 		m, ok := sn.Message(chatB, notice.ID)
-		return ok && m.Deleted
-	}) // the notice is removed once the wait is over
+		return ok && !m.Deleted && strings.Contains(m.Text, "Done") && !strings.Contains(m.Text, "Waiting for a free Claude slot")
+	})
+	var replies []string
+	for _, m := range r.tg.Snapshot().BotMessages(chatB) {
+		if m.ReplyTo == inB.ID {
+			replies = append(replies, m.Text)
+		}
+	}
+	assert.Len(t, replies, 2, "the notice (now the progress message) and the answer: %q", replies)
 	require.NoError(t, r.b.Healthy(time.Now()))
 }
 

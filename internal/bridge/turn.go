@@ -69,9 +69,14 @@ func (c *chat) showProgress(t *turn, now time.Time) {
 	t.progress = c.b.out.Send(c.ctx(), c.outKey, outbox.Low, outbox.Content{Text: html, Keyboard: kb},
 		outbox.SendOptions{ReplyTo: outbox.MessageID(t.replyTo), Silent: true, Tag: "progress"})
 	t.lastFP, t.lastRender = c.progressFingerprint(t), now
-	// The live record is written as soon as the message exists, off the
-	// actor, so a crash right after the send still leaves a record for the
-	// next start to reconcile; the actor then learns the id.
+	c.recordLiveProgress(t, now)
+}
+
+// recordLiveProgress writes the live record of the turn's progress message
+// as soon as the message exists, off the actor, so a crash right after the
+// send still leaves a record for the next start to reconcile; the actor
+// then learns the id.
+func (c *chat) recordLiveProgress(t *turn, now time.Time) {
 	key, progress := c.key, t.progress
 	ctx, log := c.ctx(), c.log // on the actor: ensureSession replaces c.log
 	go func() {
@@ -145,9 +150,18 @@ func (c *chat) finishProgress(t *turn, failed bool) {
 		return // the turn ended before it needed one
 	}
 	now := time.Now()
-	if c.b.Config().Progress.OnFinish == "delete" && !failed {
+	_, _, shown := t.progress.Sent().Peek()
+	switch {
+	case !shown && !failed:
+		// Its send still waits for the Telegram budget (many chats at
+		// once): the answer supersedes it, and a message deleted before
+		// its send went out is never sent, so the turn ends as a quick
+		// one does, with the answer alone and no call spent on a
+		// summary nobody saw working.
 		c.b.out.Delete(c.ctx(), t.progress, outbox.Low)
-	} else {
+	case c.b.Config().Progress.OnFinish == "delete" && !failed:
+		c.b.out.Delete(c.ctx(), t.progress, outbox.Low)
+	default:
 		html := render.RenderProgressFinal(t.view, c.progressOptions(t, now))
 		c.b.out.Edit(c.ctx(), t.progress, outbox.Low, outbox.Content{Text: html})
 	}

@@ -207,7 +207,7 @@ type loadResult struct {
 }
 
 // outboxCounted are the methods that take a slot of the outbox's per-chat
-// window; typing (sendChatAction) only takes a global one.
+// and global windows; typing (sendChatAction) takes neither.
 var outboxCounted = map[string]bool{"sendMessage": true, "editMessageText": true, "deleteMessage": true}
 
 type convKey struct {
@@ -356,8 +356,6 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 					recentAll = append(recentAll, c.Time)
 				}
 			}
-		} else if c.Method == "sendChatAction" {
-			global.Take(c.Time)
 		}
 	}
 	for _, t := range turns {

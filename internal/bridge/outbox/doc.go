@@ -48,8 +48,11 @@
 // Drafts ([Outbox.Draft], Bot API sendMessageDraft, private chats only)
 // stream a reply as it is written. They bypass the chat queues: they spend
 // none of the chat's message budget, are paced per chat on their own (the
-// latest text wins), take a global slot only when one is spare, and a 429
-// pauses only drafts. A sendMessage waits briefly for the call of an ended
+// latest text wins), go only when the global budget has room to spare
+// (taking none of its message slots), and a 429 on a draft pauses only
+// drafts, while a 429 on the chat's messages pauses its drafts as well
+// (one already on its way when the 429 arrives still goes). A sendMessage
+// waits briefly for the call of an ended
 // draft still in flight, so a draft never reappears below the answer that
 // replaced it. A chat whose Telegram refuses a draft gets no more.
 //

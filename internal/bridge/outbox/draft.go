@@ -294,6 +294,27 @@ func (d *Draft) serve() {
 	}
 }
 
+// pauseDrafts holds the chat's drafts until until: a 429 on one of its
+// messages is Telegram's flood control for the chat, and a draft sent
+// inside that pause would only extend it.
+func (o *Outbox) pauseDrafts(chat int64, until time.Time) {
+	ls := &o.drafts
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.closed {
+		return
+	}
+	ls.initLocked()
+	ln := ls.lanes[chat]
+	if ln == nil { // kept while paused (sweepLocked), so a draft begun meanwhile waits too
+		ln = &draftLane{}
+		ls.lanes[chat] = ln
+	}
+	if until.After(ln.paused) {
+		ln.paused = until
+	}
+}
+
 func latest(ts ...time.Time) time.Time {
 	var t time.Time
 	for _, u := range ts {

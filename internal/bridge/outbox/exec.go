@@ -193,6 +193,10 @@ type effects struct {
 	recovered bool     // a call succeeded: other chats may stop backing off
 	mark      CallMark // when that call was sent
 	probe     bool     // a call failed as if Telegram were down
+	// pauseDrafts is the end of a 429 pause of a chat's messages: its
+	// drafts wait too, since Telegram's flood control is the chat's.
+	pauseDrafts       time.Time
+	pauseDraftsOfChat int64
 }
 
 type outcome struct {
@@ -228,6 +232,9 @@ func (fx effects) apply(o *Outbox) {
 	}
 	if fx.probe {
 		o.startProber()
+	}
+	if !fx.pauseDrafts.IsZero() {
+		o.pauseDrafts(fx.pauseDraftsOfChat, fx.pauseDrafts) // draft.go
 	}
 }
 
@@ -307,12 +314,13 @@ func (o *Outbox) settle(c *chat, op *op, id MessageID, err error, now time.Time)
 		}
 		o.stats.rateLimited.Add(1)
 		opEvent(log.Warn(), op).Dur("retry_after", retryAfter).Dur("pause", pause).Msg("Telegram rate limit; pausing chat")
+		fx := effects{pauseDrafts: c.pausedUntil, pauseDraftsOfChat: c.id}
 		if op.kind == kindTyping {
 			op.pending.resolve(Result{Outcome: OutcomeSkipped}, nil)
-			return effects{}
+			return fx
 		}
 		o.requeue(c, op)
-		return effects{}
+		return fx
 	case classForbidden, classMigrated:
 		var verdict error = &BlockedError{Chat: c.id, Err: err}
 		var mig *bot.MigrateError

@@ -35,10 +35,11 @@ type gate struct {
 	running bool // a dispatch goroutine is granting slots
 	kick    chan struct{}
 	// sleepUntil is when the dispatcher next looks at the window (zero
-	// while it is not sleeping), and granted counts the slots handed out;
-	// tests with a manual clock wait for them.
+	// while it is not sleeping), granted counts the slots handed out and
+	// released those given back; tests with a manual clock wait for them.
 	sleepUntil time.Time
 	granted    int
+	released   int // granted slots whose calls ended
 }
 
 // ticket is one worker's request for a global slot.
@@ -179,6 +180,7 @@ func (g *gate) release(s *slot) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	release(s, g.clock.Now())
+	g.released++
 	if g.running {
 		select {
 		case g.kick <- struct{}{}: // a waiter may fit now

@@ -366,15 +366,15 @@ func TestGlobalPacingAcrossChats(t *testing.T) {
 	for i := range sent {
 		sent[i] = o.Send(bg, ChatKey{Chat: int64(1000 + i)}, High, Content{Text: "x"}, SendOptions{})
 	}
-	// Advance the clock only once every granted call was made, so each is
-	// recorded at the time it was granted; the check and the advance hold
-	// the gate's lock, so no grant slips in between.
+	// Advance the clock only once every granted call was made and ended, so
+	// each is recorded (and released) at the time it was granted; the check
+	// and the advance hold the gate's lock, so no grant slips in between.
 	for len(tg.Calls()) < chats {
 		waitFor(t, "the granted calls and the gate's next wait", func() bool {
 			o.gate.mu.Lock()
 			defer o.gate.mu.Unlock()
-			if len(tg.Calls()) != o.gate.granted {
-				return false
+			if len(tg.Calls()) != o.gate.granted || o.gate.released != o.gate.granted {
+				return false // a call counts from its response: let every granted one end first
 			}
 			if o.gate.granted == chats {
 				return true
