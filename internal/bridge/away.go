@@ -47,6 +47,9 @@ type chatAway struct {
 	// waiting are scheduled runs that came while the chat was busy.
 	waiting []state.Schedule
 	polling bool
+	// handedOver are the firing retries whose prompt is on its way to the
+	// CLI (pending_runs.go): ✖️ Drop can no longer stop them.
+	handedOver map[string]bool
 }
 
 func newBridgeAway(clock Clock) bridgeAway {

@@ -135,12 +135,14 @@ func (c *chat) send(input runner.UserInput, msgID int) {
 }
 
 func (c *chat) sendOutgoing(o *outgoing) {
-	if !c.withinBudget(o) { // budget.go
+	if !c.withinBudget(o) { // budget.go: refused, and told
+		o.settle()
 		return
 	}
 	if _, err := c.ensureSession(); err != nil {
 		c.log.Error().Err(err).Msg("create session")
 		c.reply(c.startErrorText(err), o.msgID) // projects.go
+		o.settle()
 		return
 	}
 	if c.turn == nil || c.turn.done {

@@ -27,6 +27,11 @@ type outgoing struct {
 	state    runner.MessageState // its fate in the CLI, once written
 	deferred bool                // left for the next start by a drain
 	cancel   context.CancelFunc
+	// settled, if set, runs once the message has reached the CLI or the
+	// user has been told why not (never when a drain left it for the next
+	// start): a scheduled run or a retry stops being pending then
+	// (pending_runs.go).
+	settled func()
 	// prepare, when set, builds input in the hand-over goroutine (an
 	// attachment's download and save; attachments.go).
 	prepare func(context.Context) (runner.UserInput, error)
@@ -179,6 +184,14 @@ func (c *chat) endTurnIfEmpty() {
 	}
 }
 
+// settle runs o's settled callback now (o was refused before it was queued).
+func (o *outgoing) settle() {
+	if o.settled != nil {
+		o.settled()
+		o.settled = nil
+	}
+}
+
 // finishOutgoing confirms the message's update: it is either in the CLI's
 // hands or the user has been told it is not.
 func (c *chat) finishOutgoing(o *outgoing) {
@@ -186,6 +199,7 @@ func (c *chat) finishOutgoing(o *outgoing) {
 		c.b.finishUpdate(o.updateID)
 		o.updateID = 0
 	}
+	o.settle()
 }
 
 // waitingForSlot reports whether the message on its way waits for a

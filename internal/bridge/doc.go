@@ -62,8 +62,11 @@
 // chat's actor like a typed message, after an album or forwards the chat
 // is collecting. A [[schedules]] entry with a project first moves the chat
 // there (schedules_projects.go); a retried prompt goes back to the project
-// and branch it was rejected in (limitretry_projects.go). Those, and
-// budget days, go by an injectable Clock.
+// and branch it was rejected in (limitretry_projects.go). A claimed run or
+// retry stays pending in the store until its prompt reaches the CLI, so
+// one that waited for a busy chat when the daemon stopped runs after the
+// restart (pending_runs.go). Those, and budget days, go by an injectable
+// Clock.
 //
 // A state write the disk refuses (full, read-only) never stops a chat: the
 // bridge writes through stateWrites, which keeps refused writes in order

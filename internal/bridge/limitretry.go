@@ -114,6 +114,9 @@ func (c *chat) onRetryPress(token string, msgID int, kind buttonKind, from model
 	to, fromStates, shown := state.RetryScheduled, []state.RetryState{state.RetryAsked}, render.LimitRetryScheduled
 	if kind == btnDropRetry {
 		to, fromStates, shown = state.RetryDropped, []state.RetryState{state.RetryAsked, state.RetryScheduled}, render.LimitRetryDropped
+		if !c.away.handedOver[token] { // still waiting for the chat: Drop stops it (pending_runs.go)
+			fromStates = append(fromStates, state.RetryFiring)
+		}
 	}
 	ok, err := c.b.store.DecideRetry(c.ctx(), token, to, state.UserID(from.ID), fromStates...)
 	if err != nil {
@@ -139,9 +142,13 @@ func (c *chat) onRetryPress(token string, msgID int, kind buttonKind, from model
 
 // fireRetry sends a retry's prompt again; the scheduler claimed it.
 func (c *chat) fireRetry(r state.Retry) {
+	if !c.retryStillFiring(r) { // pending_runs.go: dropped while it waited
+		return
+	}
 	var in runner.UserInput
 	if err := json.Unmarshal(r.Input, &in); err != nil {
 		c.log.Error().Err(err).Msg("read a prompt kept for a retry")
+		c.finishRetry(r, state.RetryDropped)
 		return
 	}
 	c.flushBatch()             // an album or forwards being collected go first, where they were sent (batch.go)
@@ -150,5 +157,7 @@ func (c *chat) fireRetry(r state.Retry) {
 	}
 	c.editLimitNotice(r, render.LimitRetry{State: render.LimitRetrySent, At: c.b.now()})
 	c.log.Info().Time("resets_at", r.ResetsAt).Msg("sending a prompt again after its limit reset")
-	c.send(in, int(r.ReplyTo))
+	c.handOverRetry(r) // pending_runs.go
+	c.sendOutgoing(&outgoing{input: in, msgID: int(r.ReplyTo), label: labelOf(in),
+		settled: func() { c.finishRetry(r, state.RetrySent) }})
 }

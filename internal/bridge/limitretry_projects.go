@@ -57,7 +57,7 @@ func (c *chat) enterRetryPlace(r state.Retry) bool {
 // dropRetry gives up a claimed retry that cannot go where it belongs.
 func (c *chat) dropRetry(r state.Retry, why string) {
 	c.log.Warn().Str("project", r.Project).Msg("dropping a retry after a limit: its project cannot be used")
-	if _, err := c.b.store.DecideRetry(c.ctx(), r.Token, state.RetryDropped, 0, state.RetrySent, state.RetryScheduled); err != nil {
+	if _, err := c.b.store.DecideRetry(c.ctx(), r.Token, state.RetryDropped, 0, state.RetryFiring, state.RetrySent, state.RetryScheduled); err != nil {
 		c.log.Error().Err(err).Msg("drop a retry after a limit")
 	}
 	c.editLimitNotice(r, render.LimitRetry{State: render.LimitRetryDropped})

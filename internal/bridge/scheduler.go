@@ -28,6 +28,7 @@ const schedulerIdle = time.Hour
 func (b *Bridge) runScheduler(ctx context.Context) {
 	defer close(b.away.done)
 	b.syncConfigSchedules(ctx)
+	b.replayPendingRuns(ctx) // pending_runs.go: runs a restart interrupted go first
 	b.skipMissed(ctx)
 	for {
 		wait := schedulerIdle
@@ -67,7 +68,8 @@ func (b *Bridge) fireDue(ctx context.Context) time.Time {
 				return retry
 			}
 			if ok {
-				b.deliver(sc.Key, func(c *chat) { c.runScheduled(sc) })
+				sc.PendingRun = sc.NextRun // pending from now on (AdvanceSchedule)
+				b.deliverRun(ctx, sc)      // pending_runs.go
 			}
 		}
 		at, ok, err := b.store.NextScheduleRun(ctx)
@@ -85,13 +87,14 @@ func (b *Bridge) fireDue(ctx context.Context) time.Time {
 		return retry
 	}
 	for _, r := range due {
-		ok, err := b.store.DecideRetry(ctx, r.Token, state.RetrySent, 0, state.RetryScheduled)
+		ok, err := b.store.DecideRetry(ctx, r.Token, state.RetryFiring, 0, state.RetryScheduled)
 		if err != nil {
 			b.log.Error().Err(err).Msg("claim a due retry")
 			return retry
 		}
 		if ok {
-			b.deliver(r.Key, func(c *chat) { c.fireRetry(r) })
+			r.State = state.RetryFiring
+			b.deliverRetry(ctx, r) // pending_runs.go
 		}
 	}
 	at, ok, err := b.store.NextRetry(ctx)

@@ -181,7 +181,8 @@ func (c *chat) runScheduled(sc state.Schedule) {
 		c.pollWaiting()
 		return
 	}
-	if !c.enterScheduledProject(sc) { // schedules_projects.go
+	if !c.enterScheduledProject(sc) { // schedules_projects.go: skipped, and told
+		c.finishScheduleRun(sc)
 		return
 	}
 	if sc.FreshSession {
@@ -189,7 +190,8 @@ func (c *chat) runScheduled(sc state.Schedule) {
 	}
 	before := c.turn
 	c.log.Info().Int64("schedule", sc.ID).Msg("running a scheduled prompt")
-	c.send(runner.UserInput{Text: sc.Prompt}, 0)
+	in := runner.UserInput{Text: sc.Prompt}
+	c.sendOutgoing(&outgoing{input: in, label: labelOf(in), settled: func() { c.finishScheduleRun(sc) }}) // pending_runs.go
 	if t := c.turn; t != nil && t != before && !t.done {
 		t.scheduled = scheduledNote(sc)
 	}

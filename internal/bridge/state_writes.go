@@ -338,6 +338,10 @@ func (w *stateWrites) AdvanceSchedule(ctx context.Context, id int64, due, next, 
 	return ok, err
 }
 
+func (w *stateWrites) FinishScheduleRun(ctx context.Context, id int64, due time.Time) error {
+	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.FinishScheduleRun(ctx, id, due) })
+}
+
 func (w *stateWrites) SyncConfigSchedules(ctx context.Context, entries []state.Schedule) error {
 	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.SyncConfigSchedules(ctx, entries) })
 }

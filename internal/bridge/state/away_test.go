@@ -227,6 +227,11 @@ func TestPruneDoneRetriesAndSchedules(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.AdvanceSchedule(ctx, ranID, old, time.Time{}, old)
 	require.NoError(t, err)
+	require.NoError(t, s.FinishScheduleRun(ctx, ranID, old))
+	pendingID, err := s.AddSchedule(ctx, state.Schedule{Key: state.ChatKey{Chat: 1}, Prompt: "fired, never reached the CLI", NextRun: old, CreatedAt: old}, 5)
+	require.NoError(t, err)
+	_, err = s.AdvanceSchedule(ctx, pendingID, old, time.Time{}, old)
+	require.NoError(t, err)
 	_, err = s.AddSchedule(ctx, state.Schedule{Key: state.ChatKey{Chat: 1}, Cron: "@daily", Prompt: "cron", NextRun: t0, CreatedAt: old}, 5)
 	require.NoError(t, err)
 
@@ -239,7 +244,63 @@ func TestPruneDoneRetriesAndSchedules(t *testing.T) {
 	assert.NoError(t, err, "a retry still waiting is kept whatever its age")
 	_, err = s.GetSchedule(ctx, ranID)
 	assert.ErrorIs(t, err, state.ErrNotFound)
+	_, err = s.GetSchedule(ctx, pendingID)
+	assert.NoError(t, err, "a run still pending is kept whatever its age")
 	list, err := s.ChatSchedules(ctx, state.ChatKey{Chat: 1})
 	require.NoError(t, err)
 	assert.Len(t, list, 1, "a schedule that runs again is kept")
+}
+
+// A run is pending from its claim until FinishScheduleRun; a skipped run
+// (no ran time) never is; a later run claimed meanwhile stays pending
+// when the earlier one finishes. A retry claimed to fire is listed until
+// it moves on.
+func TestPendingRunsAndFiringRetries(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	key := state.ChatKey{Chat: 7}
+	id, err := s.AddSchedule(ctx, state.Schedule{Key: key, Cron: "@every 1m", Prompt: "p", NextRun: t0}, 5)
+	require.NoError(t, err)
+	_, err = s.AdvanceSchedule(ctx, id, t0, t0.Add(time.Minute), time.Time{}) // skipped while down
+	require.NoError(t, err)
+	runs, err := s.PendingScheduleRuns(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, runs, "a skipped run is not pending")
+
+	first, second := t0.Add(time.Minute), t0.Add(2*time.Minute)
+	_, err = s.AdvanceSchedule(ctx, id, first, second, first)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	s = openStore(t, dir) // pending across a restart
+	runs, err = s.PendingScheduleRuns(ctx)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.True(t, runs[0].PendingRun.Equal(first))
+	_, err = s.AdvanceSchedule(ctx, id, second, second.Add(time.Minute), second)
+	require.NoError(t, err)
+	require.NoError(t, s.FinishScheduleRun(ctx, id, first))
+	runs, err = s.PendingScheduleRuns(ctx)
+	require.NoError(t, err)
+	require.Len(t, runs, 1, "the later run still waits")
+	assert.True(t, runs[0].PendingRun.Equal(second))
+	require.NoError(t, s.FinishScheduleRun(ctx, id, second))
+	runs, err = s.PendingScheduleRuns(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, runs)
+
+	require.NoError(t, s.PutRetry(ctx, state.Retry{Token: "r", Key: key, Input: []byte("{}"), ResetsAt: t0, State: state.RetryScheduled}))
+	ok, err := s.DecideRetry(ctx, "r", state.RetryFiring, 0, state.RetryScheduled)
+	require.NoError(t, err)
+	require.True(t, ok)
+	firing, err := s.FiringRetries(ctx)
+	require.NoError(t, err)
+	require.Len(t, firing, 1)
+	assert.Equal(t, "r", firing[0].Token)
+	ok, err = s.DecideRetry(ctx, "r", state.RetrySent, 0, state.RetryFiring)
+	require.NoError(t, err)
+	require.True(t, ok)
+	firing, err = s.FiringRetries(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, firing)
 }

@@ -10,7 +10,9 @@
 // per chat, and an outbox journal of sends that must survive a crash. For
 // working away from the keyboard it also keeps each turn's tokens (for
 // /usage and budgets), the last known subscription windows, prompts waiting
-// for a rate limit to reset, scheduled prompts, and a few named settings.
+// for a rate limit to reset, scheduled prompts (with the run that fired and
+// has not reached the CLI yet, so a restart does not lose it), and a few
+// named settings.
 //
 // A Store is safe for concurrent use by many goroutines (one actor per chat).
 // Writes are serialised in-process and committed before the method returns;

@@ -248,6 +248,38 @@ CREATE INDEX turns_project ON turns (project, started_at);
 ALTER TABLE limit_retries ADD COLUMN project TEXT NOT NULL DEFAULT '';
 ALTER TABLE limit_retries ADD COLUMN branch TEXT NOT NULL DEFAULT '';
 `,
+	// 10: a schedule's run, or a limit retry ('firing'), that fired but
+	// has not reached the CLI yet (it waits for a busy chat), so a restart
+	// meanwhile runs it instead of losing it. SQLite cannot change a CHECK
+	// constraint, so limit_retries is copied into a table that allows
+	// 'firing'.
+	`
+ALTER TABLE schedules ADD COLUMN pending_run INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE limit_retries_new (
+	token      TEXT    PRIMARY KEY,
+	chat_id    INTEGER NOT NULL,
+	thread_id  INTEGER NOT NULL DEFAULT 0,
+	reply_to   INTEGER NOT NULL DEFAULT 0,
+	message_id INTEGER NOT NULL DEFAULT 0, -- the notice with the buttons
+	input      BLOB    NOT NULL,           -- the prompt, as JSON
+	label      TEXT    NOT NULL DEFAULT '',
+	window     TEXT    NOT NULL DEFAULT '', -- the limit's window: five_hour, ...
+	resets_at  INTEGER NOT NULL,
+	state      TEXT    NOT NULL CHECK (state IN ('asked', 'scheduled', 'firing', 'sent', 'dropped')),
+	decided_by INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL,
+	project    TEXT    NOT NULL DEFAULT '',
+	branch     TEXT    NOT NULL DEFAULT ''
+);
+INSERT INTO limit_retries_new (token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state,
+	decided_by, created_at, project, branch)
+	SELECT token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state,
+	decided_by, created_at, project, branch FROM limit_retries;
+DROP TABLE limit_retries;
+ALTER TABLE limit_retries_new RENAME TO limit_retries;
+CREATE INDEX limit_retries_due ON limit_retries (resets_at) WHERE state = 'scheduled';
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one

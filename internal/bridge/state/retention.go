@@ -53,7 +53,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 			{&p.Turns, `DELETE FROM turns WHERE started_at < ?`, []any{toNanos(before)}},
 			{&p.HandledUpdates, `DELETE FROM handled_updates WHERE update_id <= (SELECT COALESCE(MAX(last_update_id), 0) FROM update_offset)`, nil},
 			{&p.Retries, `DELETE FROM limit_retries WHERE state IN ('sent', 'dropped') AND created_at < ?`, []any{toNanos(before)}},
-			{&p.Schedules, `DELETE FROM schedules WHERE next_run = 0 AND created_at < ?`, []any{toNanos(before)}},
+			{&p.Schedules, `DELETE FROM schedules WHERE next_run = 0 AND pending_run = 0 AND created_at < ?`, []any{toNanos(before)}},
 		} {
 			res, err := tx.ExecContext(ctx, q.sql, q.args...)
 			if err != nil {

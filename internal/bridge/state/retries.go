@@ -11,12 +11,16 @@ import (
 // RetryState is where a prompt a subscription limit rejected stands.
 type RetryState string
 
-// Retry states. A retry moves asked → scheduled → sent, or to dropped from
-// asked or scheduled; each move happens once (DecideRetry).
+// Retry states. A retry moves asked → scheduled → firing → sent, or to
+// dropped from asked, scheduled or firing; each move happens once
+// (DecideRetry). Firing is claimed by the scheduler and not yet in the
+// CLI's hands (the chat may be busy): a restart then fires it again
+// (FiringRetries).
 const (
 	RetryAsked     RetryState = "asked"     // buttons offered, nobody chose yet
 	RetryScheduled RetryState = "scheduled" // sent again at ResetsAt
-	RetrySent      RetryState = "sent"      // handed back to the chat
+	RetryFiring    RetryState = "firing"    // due and claimed, on its way to the CLI
+	RetrySent      RetryState = "sent"      // handed back to the CLI (or refused with a message)
 	RetryDropped   RetryState = "dropped"
 )
 
@@ -113,24 +117,33 @@ func (s *Store) DecideRetry(ctx context.Context, token string, to RetryState, by
 	return moved, nil
 }
 
+// FiringRetries returns the retries claimed to fire that never reached
+// the CLI, oldest first.
+func (s *Store) FiringRetries(ctx context.Context) ([]Retry, error) {
+	return s.retries(ctx, "firing retries", `state = ? ORDER BY resets_at`, string(RetryFiring))
+}
+
 // DueRetries returns the scheduled retries whose limit has reset by now.
 func (s *Store) DueRetries(ctx context.Context, now time.Time) ([]Retry, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+retryColumns+` FROM limit_retries
-WHERE state = ? AND resets_at <= ? ORDER BY resets_at`, string(RetryScheduled), toNanos(now))
+	return s.retries(ctx, "due retries", `state = ? AND resets_at <= ? ORDER BY resets_at`, string(RetryScheduled), toNanos(now))
+}
+
+func (s *Store) retries(ctx context.Context, what, where string, args ...any) ([]Retry, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+retryColumns+` FROM limit_retries WHERE `+where, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list due retries: %w", err)
+		return nil, fmt.Errorf("list %s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []Retry
 	for rows.Next() {
 		r, err := scanRetry(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list due retries: %w", err)
+			return nil, fmt.Errorf("list %s: %w", what, err)
 		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list due retries: %w", err)
+		return nil, fmt.Errorf("list %s: %w", what, err)
 	}
 	return out, nil
 }

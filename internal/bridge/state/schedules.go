@@ -34,24 +34,30 @@ type Schedule struct {
 	FreshSession bool
 	NextRun      time.Time // zero: will not run again
 	LastRun      time.Time
-	CreatedBy    UserID
-	CreatedAt    time.Time
+	// PendingRun is the due time of a run that fired and has not reached
+	// the CLI yet (zero: none); see AdvanceSchedule and FinishScheduleRun.
+	PendingRun time.Time
+	CreatedBy  UserID
+	CreatedAt  time.Time
 }
 
-const scheduleColumns = `id, chat_id, thread_id, source, config_key, cron, timezone, prompt, fresh_session, next_run, last_run, created_by, created_at`
+const scheduleColumns = `id, chat_id, thread_id, source, config_key, cron, timezone, prompt, fresh_session, next_run, last_run, created_by, created_at,
+	pending_run`
 
 func scanSchedule(row interface{ Scan(...any) error }) (Schedule, error) {
 	var (
 		sc                    Schedule
 		src                   string
 		next, last, createdAt int64
+		pending               int64
 	)
 	if err := row.Scan(&sc.ID, &sc.Key.Chat, &sc.Key.Thread, &src, &sc.ConfigKey, &sc.Cron, &sc.Timezone, &sc.Prompt,
-		&sc.FreshSession, &next, &last, &sc.CreatedBy, &createdAt); err != nil {
+		&sc.FreshSession, &next, &last, &sc.CreatedBy, &createdAt, &pending); err != nil {
 		return Schedule{}, err
 	}
 	sc.Source = ScheduleSource(src)
 	sc.NextRun, sc.LastRun, sc.CreatedAt = fromNanos(next), fromNanos(last), fromNanos(createdAt)
+	sc.PendingRun = fromNanos(pending)
 	return sc, nil
 }
 
@@ -159,14 +165,33 @@ func (s *Store) NextScheduleRun(ctx context.Context) (at time.Time, ok bool, err
 // AdvanceSchedule moves a schedule whose next run is due from due to next
 // (zero: it will not run again) and records ran as its last run if it is
 // not zero. It reports false when the schedule was deleted or already
-// moved: the caller then does not run it.
+// moved: the caller then does not run it. A run (ran not zero) is pending
+// from then on, in the same write, until FinishScheduleRun: a restart
+// before the run reached the CLI finds it in PendingScheduleRuns.
 func (s *Store) AdvanceSchedule(ctx context.Context, id int64, due, next, ran time.Time) (bool, error) {
-	moved, err := s.execOne(ctx, `UPDATE schedules SET next_run = ?, last_run = CASE WHEN ? > 0 THEN ? ELSE last_run END
-WHERE id = ? AND next_run = ?`, toNanos(next), toNanos(ran), toNanos(ran), id, toNanos(due))
+	moved, err := s.execOne(ctx, `UPDATE schedules SET next_run = ?, last_run = CASE WHEN ? > 0 THEN ? ELSE last_run END,
+	pending_run = CASE WHEN ? > 0 THEN ? ELSE pending_run END
+WHERE id = ? AND next_run = ?`, toNanos(next), toNanos(ran), toNanos(ran), toNanos(ran), toNanos(due), id, toNanos(due))
 	if err != nil {
 		return false, fmt.Errorf("advance schedule %d: %w", id, err)
 	}
 	return moved, nil
+}
+
+// FinishScheduleRun records that the run due at due reached the CLI, or
+// was refused with a message to the chat: it is no longer pending. A later
+// run that fired meanwhile stays pending.
+func (s *Store) FinishScheduleRun(ctx context.Context, id int64, due time.Time) error {
+	if _, err := s.exec(ctx, `UPDATE schedules SET pending_run = 0 WHERE id = ? AND pending_run = ?`, id, toNanos(due)); err != nil {
+		return fmt.Errorf("finish run of schedule %d: %w", id, err)
+	}
+	return nil
+}
+
+// PendingScheduleRuns lists the schedules with a run that fired but never
+// reached the CLI (the daemon stopped while it waited for a busy chat).
+func (s *Store) PendingScheduleRuns(ctx context.Context) ([]Schedule, error) {
+	return s.schedules(ctx, "pending schedule runs", `pending_run > 0 ORDER BY pending_run`)
 }
 
 // SyncConfigSchedules makes the file's schedules those of entries: an entry

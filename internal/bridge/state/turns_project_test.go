@@ -113,3 +113,43 @@ func TestMigrationKeepsOldRetriesPlaceless(t *testing.T) {
 	assert.Equal(t, "", r.Branch)
 	assert.Equal(t, state.RetryScheduled, r.State)
 }
+
+// Migration 10 copies limit_retries into a table that allows "firing"
+// and adds schedules.pending_run: rows made before keep everything.
+func TestMigrationAllowsFiringRetriesAndKeepsRows(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", filepath.Join(dir, state.FileName))
+	require.NoError(t, err)
+	for _, m := range state.MigrationsUpTo(9) {
+		_, err := db.Exec(m)
+		require.NoError(t, err)
+	}
+	_, err = db.Exec(`PRAGMA user_version = 9`)
+	require.NoError(t, err)
+	_, err = db.Exec(`INSERT INTO limit_retries (token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state,
+		decided_by, created_at, project, branch) VALUES ('v9', 42, 3, 1, 7, '{"text":"hi"}', 'hi', 'five_hour', 5, 'scheduled', 0, 1, 'beta', 'fix')`)
+	require.NoError(t, err)
+	_, err = db.Exec(`INSERT INTO schedules (chat_id, thread_id, source, config_key, cron, timezone, prompt, fresh_session, next_run, created_at)
+		VALUES (42, 3, 'chat', '', '', '', 'later', 0, 9, 1)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s, err := state.Open(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	r, err := s.GetRetry(ctx, "v9")
+	require.NoError(t, err)
+	assert.Equal(t, state.Retry{Token: "v9", Key: state.ChatKey{Chat: 42, Thread: 3}, ReplyTo: 1, MessageID: 7, Input: []byte(`{"text":"hi"}`),
+		Label: "hi", Window: "five_hour", Project: "beta", Branch: "fix", ResetsAt: r.ResetsAt, State: state.RetryScheduled, CreatedAt: r.CreatedAt}, r)
+	ok, err := s.DecideRetry(ctx, "v9", state.RetryFiring, 0, state.RetryScheduled)
+	require.NoError(t, err)
+	assert.True(t, ok, "firing is allowed now")
+	runs, err := s.PendingScheduleRuns(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, runs)
+	list, err := s.ChatSchedules(ctx, state.ChatKey{Chat: 42, Thread: 3})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, "later", list[0].Prompt)
+}

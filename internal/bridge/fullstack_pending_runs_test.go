@@ -1,0 +1,99 @@
+package bridge_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/timeshift"
+)
+
+// A scheduled run that fires while the chat is busy waits for the chat's
+// turn to end. When untether stops during that wait (here a crash, with
+// the turn blocked on an approval), the run is not lost: the next start
+// runs it, once.
+func TestScheduledRunWaitingForABusyChatSurvivesACrash(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	clock := timeshift.New(time.Now())
+	r := newRig(t, func(r *rig) { r.clock = clock })
+	r.say(chat, alice, "BASHRUN please")
+	r.approvalMessage(chat, "echo hi > out.txt") // busy until someone decides
+	in := r.say(chat, alice, "/at 1m FILE waited")
+	r.botReply(chat, in, "Scheduled #")
+	clock.Advance(2 * time.Minute)
+	require.Eventually(t, func() bool {
+		runs, err := r.store.PendingScheduleRuns(context.Background())
+		return err == nil && len(runs) == 1
+	}, wait, 20*time.Millisecond, "the run fired and waits for the chat")
+	assert.Equal(t, 0, modelCallsWith(r.claude.API, "FILE waited"), "not while the chat is busy")
+
+	r.crash()
+	r.start()
+	r.waitBot(chat, "the run that waited", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "echo: FILE waited") && strings.Contains(m.Text, "⏱")
+	})
+	require.Eventually(t, func() bool {
+		runs, err := r.store.PendingScheduleRuns(context.Background())
+		return err == nil && len(runs) == 0
+	}, wait, 20*time.Millisecond, "no longer pending once the CLI has it")
+	r.stop()
+	r.start() // a further restart does not run it again
+	again := r.say(chat, alice, "after the restart")
+	r.finalAnswer(chat, again.ID, "echo: after the restart")
+	assert.Equal(t, 1, modelCallsWith(r.claude.API, "FILE waited"), "run once")
+}
+
+// A retry after a limit that must go back to its project while the chat
+// is busy elsewhere waits for the chat; a crash during that wait does not
+// lose it: after the restart it goes back to its project and is sent, once.
+func TestLimitRetryWaitingForABusyChatSurvivesACrash(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	beta := realDir(t)
+	clock := timeshift.New(time.Now())
+	reset := time.Now().Add(time.Hour)
+	r := newRig(t, func(r *rig) {
+		r.clock = clock
+		r.claude = claudetest.New(r.t, limitScript(map[string]time.Time{"LIMITED": reset}),
+			claudetest.WithOAuthToken("sk-ant-oat01-fake"))
+	}, withProjects(map[string]config.Project{"beta": {Path: beta}}, func(c *config.Config) {
+		c.Telegram.Timezone = "UTC"
+		c.Claude.RetryAfterLimit = config.RetryAuto
+	}))
+	r.command(chat, "/project beta", "starts a new session")
+	in := r.say(chat, alice, "LIMITED in beta")
+	r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "will be sent again")
+	})
+	r.command(chat, "/project default", "default")
+	r.say(chat, alice, "BASHRUN please")
+	r.approvalMessage(chat, "echo hi > out.txt") // busy in default until someone decides
+
+	clock.Advance(time.Hour)
+	require.Eventually(t, func() bool {
+		rs, err := r.store.FiringRetries(context.Background())
+		return err == nil && len(rs) == 1
+	}, wait, 20*time.Millisecond, "the retry fired and waits for the chat")
+	assert.Equal(t, 1, modelCallsWith(r.claude.API, "LIMITED in beta"), "not sent while the chat is busy elsewhere")
+
+	r.crash()
+	r.start()
+	r.finalAnswer(chat, in.ID, "echo: LIMITED in beta")
+	var dirs []bool
+	for _, c := range r.claude.API.ModelCalls() {
+		if c.LastPrompt() == "LIMITED in beta" {
+			dirs = append(dirs, ranIn(c, beta))
+		}
+	}
+	assert.Equal(t, []bool{true, true}, dirs, "both tries ran in beta")
+	require.Eventually(t, func() bool {
+		rs, err := r.store.FiringRetries(context.Background())
+		return err == nil && len(rs) == 0
+	}, wait, 20*time.Millisecond, "sent, no longer firing")
+}
