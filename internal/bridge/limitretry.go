@@ -149,6 +149,9 @@ func (c *chat) fireRetry(r state.Retry) {
 	if err := json.Unmarshal(r.Input, &in); err != nil {
 		c.log.Error().Err(err).Msg("read a prompt kept for a retry")
 		c.finishRetry(r, state.RetryDropped)
+		c.editLimitNotice(r, render.LimitRetry{State: render.LimitRetryDropped})
+		c.reply("⚠️ “"+render.EscapeHTML(render.Truncate(r.Label, 60))+"” could not be sent again after the limit: untether could not read the prompt it kept ("+
+			render.EscapeHTML(err.Error())+"). Please send it again.", int(r.ReplyTo))
 		return
 	}
 	c.flushBatch()             // an album or forwards being collected go first, where they were sent (batch.go)

@@ -14,8 +14,9 @@ import (
 // prompt has reached the CLI or the chat has been told why not; a restart
 // meanwhile hands it to its chat again (replayPendingRuns) instead of
 // losing it. A crash in the moment between the CLI taking the prompt and
-// the store recording it would send it twice; every other stop loses
-// nothing and repeats nothing.
+// the store recording it would send it twice. A schedule keeps one pending
+// run: when several runs of one schedule pile up behind a busy chat, a
+// restart runs the latest of them, once.
 
 // deliverRun hands a claimed scheduled run to its chat, or ends it when
 // the chat may no longer be served.

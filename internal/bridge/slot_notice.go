@@ -50,9 +50,11 @@ func (c *chat) clearSlotNotice() {
 }
 
 // adoptSlotNotice makes the notice the progress message of the turn whose
-// message just reached the CLI, rendered at once so the notice's "waiting"
-// is never shown after the wait ended. It reports false when there is no
-// notice or no turn without a progress message to give it to.
+// message got its slot, and queues its first render at once (at low
+// priority, like every progress edit: under a tight Telegram budget the
+// "waiting" text can outlive the wait by as long as progress edits wait).
+// It reports false when there is no notice or no turn without a progress
+// message to give it to.
 func (c *chat) adoptSlotNotice() bool {
 	t, n := c.turn, c.sends.notice
 	if n == nil || t == nil || t.done || t.progress != nil {

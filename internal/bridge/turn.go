@@ -56,7 +56,7 @@ func (c *chat) startTurn(replyTo int) {
 	// within about a second of the model starting.
 	time.AfterFunc(progressShowAfter, func() {
 		c.post(item{fn: func() {
-			if c.turn == t && !t.done && t.progress == nil && !c.waitingForSlot() {
+			if c.turn == t && !t.done && t.progress == nil && !c.waitingForSlot() && !c.adoptSlotNotice() {
 				c.showProgress(t, time.Now())
 			}
 		}})
@@ -112,7 +112,7 @@ func (c *chat) onTick(now time.Time) {
 	if t != nil && !t.done && !c.waitingForSlot() {
 		switch {
 		case t.progress == nil:
-			if now.Sub(t.view.StartedAt) >= progressShowAfter {
+			if now.Sub(t.view.StartedAt) >= progressShowAfter && !c.adoptSlotNotice() { // slot_notice.go
 				c.showProgress(t, now)
 			}
 		// Re-render on change, and every few seconds anyway so the elapsed
@@ -150,15 +150,13 @@ func (c *chat) finishProgress(t *turn, failed bool) {
 		return // the turn ended before it needed one
 	}
 	now := time.Now()
-	_, _, shown := t.progress.Sent().Peek()
 	switch {
-	case !shown && !failed:
-		// Its send still waits for the Telegram budget (many chats at
-		// once): the answer supersedes it, and a message deleted before
-		// its send went out is never sent, so the turn ends as a quick
-		// one does, with the answer alone and no call spent on a
-		// summary nobody saw working.
-		c.b.out.Delete(c.ctx(), t.progress, outbox.Low)
+	case !failed && c.b.out.Withdraw(t.progress):
+		// Its send still waited for the Telegram budget (many chats at
+		// once) and now never goes out: the answer supersedes it, so the
+		// turn ends as a quick one does, with the answer alone and no
+		// call spent on a summary nobody saw working. A send already on
+		// its way is finished below like any shown progress message.
 	case c.b.Config().Progress.OnFinish == "delete" && !failed:
 		c.b.out.Delete(c.ctx(), t.progress, outbox.Low)
 	default:

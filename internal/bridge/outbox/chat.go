@@ -65,6 +65,14 @@ type op struct {
 	merged *Pending
 }
 
+// counts is how many calls Telegram counts op as: one per item of an album.
+func (op *op) counts() int {
+	if op.kind == kindSend && len(op.media) > 1 {
+		return len(op.media)
+	}
+	return 1
+}
+
 // takeSlot hands over the attempt's global slot for release, once.
 func (op *op) takeSlot() *slot {
 	s := op.gslot

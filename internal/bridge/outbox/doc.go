@@ -20,7 +20,9 @@
 // global sliding window (30 calls a second), in which each call counts from
 // its send until a full second after its response: Telegram counts a call
 // when it arrives, which cannot be later, so no margin for network or CPU
-// delay is needed. When the global budget is short, its slots go to
+// delay is needed (a call still unanswered after 5 s is taken to have
+// arrived by then, so hanging calls cannot hold the window shut). In it an
+// album takes one slot per item, as Telegram counts them. When the global budget is short, its slots go to
 // high-priority work first (in the order it was queued, all at once if
 // they fit), then to the chat whose progress has been stale the longest.
 // Typing and drafts take no message slot: they go only while the window is

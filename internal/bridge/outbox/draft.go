@@ -378,12 +378,12 @@ func (d *Draft) settle(text string, err error) {
 		if retryAfter <= 0 {
 			retryAfter = DefaultRetryAfter
 		}
-		ln.paused = now.Add(retryAfter)
+		ln.paused = latest(ln.paused, now.Add(retryAfter)) // never shorter than a pause of the chat's messages (pauseDrafts)
 		d.logger().Warn().Err(err).Int64("chat", d.key.Chat).Dur("retry_after", retryAfter).Msg("drafts paused by flood control")
 	case cls == classParse && !d.plain:
 		d.plain, d.dirty = true, true
 	case cls == classTransient:
-		ln.paused = now.Add(d.o.opt.BackoffMin)
+		ln.paused = latest(ln.paused, now.Add(d.o.opt.BackoffMin))
 		d.logger().Debug().Err(err).Int64("chat", d.key.Chat).Msg("draft not sent")
 	default:
 		ln.refused = err

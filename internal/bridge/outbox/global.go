@@ -49,6 +49,7 @@ type ticket struct {
 	seq     uint64
 	granted chan struct{} // closed once the slot is the worker's
 	done    bool          // granted or cancelled
+	n       int           // how many calls Telegram counts it as (an album: one per item)
 	slot    *slot         // the granted slot, released when the call ends
 }
 
@@ -56,8 +57,15 @@ type ticket struct {
 // that an answer or an approval in any chat finds one at once.
 const globalKeep = 1
 
-// newGate allows n calls per n×every; hold is the longest a call may take
-// (its slot counts at most that long before it is released).
+// maxArrivalDelay is how long after its send a call without a response is
+// assumed to have reached Telegram: its global slot then counts for one
+// more span and no longer. Longer would let a few hanging progress edits
+// hold answers back until their timeouts (30 s); a call that hangs longer
+// and still arrives can at worst meet a 429, which pauses only its chat.
+const maxArrivalDelay = 5 * time.Second
+
+// newGate allows n calls per n×every; hold is how long an unreleased slot
+// counts at most beyond the span (maxArrivalDelay).
 func newGate(clock Clock, n int, every, hold time.Duration, start func()) *gate {
 	win := newWindow(n, every)
 	if every > 0 { // else no global limit: nothing needs to stay counted
@@ -88,13 +96,13 @@ func (a *ticket) better(b *ticket) bool {
 
 // acquire asks for a slot. The returned ticket's granted channel is
 // already closed when a slot was free and nobody waited.
-func (g *gate) acquire(prio Priority, since time.Time) *ticket {
-	t := &ticket{prio: prio, since: since, granted: make(chan struct{})}
+func (g *gate) acquire(prio Priority, since time.Time, n int) *ticket {
+	t := &ticket{prio: prio, since: since, n: max(n, 1), granted: make(chan struct{})}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.clock.Now()
-	if len(g.waiters) == 0 && g.waitFor(prio, now) == 0 {
-		t.slot = g.take(prio, now)
+	if len(g.waiters) == 0 && g.waitFor(prio, now, t.n) == 0 {
+		t.slot = g.take(prio, now, t.n)
 		t.done = true
 		close(t.granted)
 		return t
@@ -139,9 +147,9 @@ func (g *gate) cancel(t *ticket) bool {
 
 // waitFor is how long until a call of priority p may go. Called with g.mu
 // held.
-func (g *gate) waitFor(p Priority, now time.Time) time.Duration {
-	d := g.win.wait(now, keepFor(p))
-	if len(g.win.slots) >= g.smoothFrom(p) { // wait pruned the window
+func (g *gate) waitFor(p Priority, now time.Time, n int) time.Duration {
+	d := g.win.waitN(now, keepFor(p), n)
+	if g.win.used() >= g.smoothFrom(p) { // waitN pruned the window
 		d = max(d, g.next.Sub(now))
 	}
 	return d
@@ -159,9 +167,9 @@ func (g *gate) smoothFrom(p Priority) int {
 }
 
 // take counts a granted call until it is released. Called with g.mu held.
-func (g *gate) take(p Priority, now time.Time) *slot {
-	below := len(g.win.slots) < g.smoothFrom(p) // a burst keeps no schedule
-	s := g.win.take(now)
+func (g *gate) take(p Priority, now time.Time, n int) *slot {
+	below := g.win.used() < g.smoothFrom(p) // a burst keeps no schedule
+	s := g.win.take(now, n)
 	g.granted++
 	if below || g.next.IsZero() || now.Sub(g.next) >= g.gap {
 		g.next = now.Add(g.gap)
@@ -219,10 +227,10 @@ func (g *gate) grantLocked(now time.Time) (wait time.Duration, ok bool) {
 			}
 		}
 		best := g.waiters[bi]
-		if d := g.waitFor(best.prio, now); d > 0 {
+		if d := g.waitFor(best.prio, now, best.n); d > 0 {
 			return d, true
 		}
-		best.slot = g.take(best.prio, now)
+		best.slot = g.take(best.prio, now, best.n)
 		g.waiters = append(g.waiters[:bi], g.waiters[bi+1:]...)
 		best.done = true
 		close(best.granted)

@@ -84,7 +84,7 @@ func TestGateGrantsNoMoreThanTheWindow(t *testing.T) {
 	g := newGate(clock, 6, 100*time.Millisecond, time.Minute, func() { started++ }) // 6 per 600 ms
 	var granted, waiting []*ticket
 	for i := range 8 {
-		tk := g.acquire(High, t0.Add(time.Duration(i)))
+		tk := g.acquire(High, t0.Add(time.Duration(i)), 1)
 		select {
 		case <-tk.granted:
 			granted = append(granted, tk)
@@ -120,7 +120,7 @@ func TestGateSpareTakesNoMessageSlot(t *testing.T) {
 	assert.True(t, g.spare())
 	assert.False(t, g.spare(), "best effort is capped at a sixth of the window")
 	for range 12 {
-		tk := g.acquire(High, clock.Now())
+		tk := g.acquire(High, clock.Now(), 1)
 		select {
 		case <-tk.granted:
 		default:
@@ -130,9 +130,9 @@ func TestGateSpareTakesNoMessageSlot(t *testing.T) {
 	}
 	clock.Advance(2 * time.Second)
 	assert.True(t, g.spare(), "the window is empty again")
-	tk := g.acquire(Low, clock.Now())
+	tk := g.acquire(Low, clock.Now(), 1)
 	<-tk.granted
-	tk = g.acquire(Low, clock.Now())
+	tk = g.acquire(Low, clock.Now(), 1)
 	<-tk.granted
 	assert.False(t, g.spare(), "no best effort while messages fill a sixth of the window")
 }

@@ -22,6 +22,8 @@ import (
 // second". It needs no margin for the time between sending a call and its
 // arrival, because each call counts from its send until a full span after
 // its response (window.go): Telegram cannot have seen it later than that.
+// A call still without a response 5 s after its send is taken to have
+// arrived by then (maxArrivalDelay).
 // Once it is two thirds full, progress is spread evenly at that rate;
 // answers and approvals may take every slot at once. Typing and drafts take
 // no message slot (gate.spare).

@@ -72,7 +72,7 @@ func New(api API, opts Options) *Outbox {
 	}
 	// The gate's dispatcher is started by a worker, which is counted in
 	// wg, so adding to wg cannot race Close's Wait.
-	o.gate = newGate(opts.Clock, opts.GlobalBurst, every, max(opts.CallTimeout, MediaCallTimeout), func() {
+	o.gate = newGate(opts.Clock, opts.GlobalBurst, every, maxArrivalDelay, func() {
 		o.wg.Add(1)
 		go func() {
 			defer o.wg.Done()
@@ -186,6 +186,48 @@ func (o *Outbox) Edit(ctx context.Context, m *Message, prio Priority, c Content)
 	return p
 }
 
+// Withdraw drops m's send if it is still queued, so it is never sent (as
+// Delete would), and reports whether it did. A send already taken for its
+// call, or made, is left alone: the caller then finishes the message as
+// one the user may have seen.
+func (o *Outbox) Withdraw(m *Message) bool {
+	ch, err := o.lockChat(m.key.Chat)
+	if err != nil {
+		return false
+	}
+	s, ok := o.dropQueuedSend(ch, m)
+	ch.mu.Unlock()
+	if ok {
+		o.finishDropped(s)
+	}
+	return ok
+}
+
+// dropQueuedSend removes m's send if it still waits in ch's queue. Called
+// with ch.mu held.
+func (o *Outbox) dropQueuedSend(ch *chat, m *Message) (*op, bool) {
+	s := m.queuedSend
+	if s == nil || s.media != nil || m.deleted || m.deleteQueued || ch.blocked(o.clock.Now()) != nil {
+		return nil, false
+	}
+	ch.remove(s)
+	m.queuedSend, m.deleted = nil, true
+	if s.merged != nil {
+		s.merged.resolve(Result{Outcome: OutcomeSuperseded}, nil)
+	}
+	o.stats.dropped.Add(1)
+	return s, true
+}
+
+// finishDropped settles a send dropped before it went out: a journaled one
+// is not replayed, and its Sent() fails with ErrDeleted.
+func (o *Outbox) finishDropped(s *op) {
+	if s.journal != 0 {
+		o.journalDone(s)
+	}
+	s.pending.resolve(Result{}, ErrDeleted)
+}
+
 // Delete removes m. Pending edits of m are dropped (OutcomeSuperseded). A
 // message whose send is still queued is never sent: no call is made, its
 // Sent() fails with ErrDeleted and a journaled one is not replayed. A
@@ -196,20 +238,11 @@ func (o *Outbox) Delete(ctx context.Context, m *Message, prio Priority) *Pending
 	if err != nil {
 		return resolvedPending(Result{}, err)
 	}
-	if s := m.queuedSend; s != nil && s.media == nil && !m.deleted && !m.deleteQueued && ch.blocked(o.clock.Now()) == nil {
+	if s, ok := o.dropQueuedSend(ch, m); ok {
 		// Deleted before it went out: neither call is made, and a
 		// journaled send is not replayed either.
-		ch.remove(s)
-		m.queuedSend, m.deleted = nil, true
-		if s.merged != nil {
-			s.merged.resolve(Result{Outcome: OutcomeSuperseded}, nil)
-		}
-		o.stats.dropped.Add(1)
 		ch.mu.Unlock()
-		if s.journal != 0 {
-			o.journalDone(s)
-		}
-		s.pending.resolve(Result{}, ErrDeleted)
+		o.finishDropped(s)
 		return resolvedPending(Result{Outcome: OutcomeDeleted}, nil)
 	}
 	defer ch.mu.Unlock()
@@ -245,9 +278,9 @@ func (o *Outbox) Delete(ctx context.Context, m *Message, prio Priority) *Pending
 // the chat is waiting (a message is better evidence of life, and typing must
 // never delay one), and a request that waits longer than TypingInterval, or
 // that a newer sent message made moot, is dropped with OutcomeSkipped. Typing
-// does not use the chat's message budget, and takes a global slot only when
-// the global window is under a sixth full (otherwise it is skipped), so many
-// chats' typing indicators cannot slow anyone's messages.
+// does not use the chat's message budget, and goes only while the global
+// window is under a sixth full (otherwise it is skipped), taking none of its
+// slots, so many chats' typing indicators cannot slow anyone's messages.
 func (o *Outbox) Typing(ctx context.Context, key ChatKey) *Pending {
 	ch, err := o.lockChat(key.Chat)
 	if err != nil {

@@ -205,6 +205,27 @@ func TestEditOfAQueuedSendGoesOutWithIt(t *testing.T) {
 	assert.Len(t, tg.Calls(), 2)
 }
 
+// Withdraw drops a send still queued (no call, Sent fails with
+// ErrDeleted) and leaves a send already taken for its call, or made, alone.
+func TestWithdrawOnlyDropsAQueuedSend(t *testing.T) {
+	o, tg := newTestOutbox(t, newAutoClock(), Options{})
+	key := ChatKey{Chat: 8}
+	tg.hold()
+	inFlight := o.Send(bg, key, Low, Content{Text: "progress on its way"}, SendOptions{})
+	waitFor(t, "the send in flight", func() bool { return tg.Started() == 1 })
+	queued := o.Send(bg, key, Low, Content{Text: "progress still queued"}, SendOptions{})
+	assert.True(t, o.Withdraw(queued))
+	_, err := await(t, queued.Sent())
+	require.ErrorIs(t, err, ErrDeleted)
+	assert.False(t, o.Withdraw(inFlight), "a send on its way is not withdrawn")
+	tg.release()
+	_, err = await(t, inFlight.Sent())
+	require.NoError(t, err)
+	assert.False(t, o.Withdraw(inFlight), "nor one made")
+	require.NoError(t, o.Close(bg))
+	assert.Equal(t, []string{"progress on its way"}, texts(tg.Calls()))
+}
+
 func TestDeleteOfAQueuedSendMakesNoCall(t *testing.T) {
 	j := newMemJournal()
 	o, tg := newTestOutbox(t, newAutoClock(), Options{Journal: j})

@@ -147,8 +147,8 @@ func (o *Outbox) run(c *chat) {
 		var gslot *slot // the global slot of the call about to be made
 		if nx == nextTyping {
 			// Typing is best effort: it neither waits nor uses the chat's
-			// message budget, and takes a global slot only when plenty
-			// are free.
+			// message budget, and goes only while the global window has
+			// plenty free (gate.spare), taking none of its slots.
 			if gate.After(now) || !o.gate.spare() {
 				c.mu.Lock()
 				if c.typing != nil {
@@ -171,7 +171,7 @@ func (o *Outbox) run(c *chat) {
 			if nx == nextHigh {
 				prio = High
 			}
-			t := o.gate.acquire(prio, cand.since)
+			t := o.gate.acquire(prio, cand.since, cand.counts())
 			select {
 			case <-t.granted:
 			case <-c.wake:
