@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
@@ -50,15 +51,17 @@ func TestScheduledRunWaitingForABusyChatSurvivesACrash(t *testing.T) {
 	assert.Equal(t, 1, modelCallsWith(r.claude.API, "FILE waited"), "run once")
 }
 
-// A retry after a limit that must go back to its project while the chat
-// is busy elsewhere waits for the chat; a crash during that wait does not
-// lose it: after the restart it goes back to its project and is sent, once.
-func TestLimitRetryWaitingForABusyChatSurvivesACrash(t *testing.T) {
+// retryWaitingForBusyChat sets up a retry after a limit, rejected in
+// project beta, that fires while the chat is busy in default (a turn
+// waiting for an approval), so it waits for the chat: the retry is firing.
+// It returns the prompt, the limit's notice and beta's directory.
+func retryWaitingForBusyChat(t *testing.T) (r *rig, in, notice tgfake.Message, beta string) {
+	t.Helper()
 	chat := tgfake.ChatID(alice)
-	beta := realDir(t)
+	beta = realDir(t)
 	clock := timeshift.New(time.Now())
 	reset := time.Now().Add(time.Hour)
-	r := newRig(t, func(r *rig) {
+	r = newRig(t, func(r *rig) {
 		r.clock = clock
 		r.claude = claudetest.New(r.t, limitScript(map[string]time.Time{"LIMITED": reset}),
 			claudetest.WithOAuthToken("sk-ant-oat01-fake"))
@@ -67,8 +70,8 @@ func TestLimitRetryWaitingForABusyChatSurvivesACrash(t *testing.T) {
 		c.Claude.RetryAfterLimit = config.RetryAuto
 	}))
 	r.command(chat, "/project beta", "starts a new session")
-	in := r.say(chat, alice, "LIMITED in beta")
-	r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
+	in = r.say(chat, alice, "LIMITED in beta")
+	notice = r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "will be sent again")
 	})
 	r.command(chat, "/project default", "default")
@@ -81,7 +84,15 @@ func TestLimitRetryWaitingForABusyChatSurvivesACrash(t *testing.T) {
 		return err == nil && len(rs) == 1
 	}, wait, 20*time.Millisecond, "the retry fired and waits for the chat")
 	assert.Equal(t, 1, modelCallsWith(r.claude.API, "LIMITED in beta"), "not sent while the chat is busy elsewhere")
+	return r, in, notice, beta
+}
 
+// A retry after a limit that must go back to its project while the chat
+// is busy elsewhere waits for the chat; a crash during that wait does not
+// lose it: after the restart it goes back to its project and is sent, once.
+func TestLimitRetryWaitingForABusyChatSurvivesACrash(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r, in, _, beta := retryWaitingForBusyChat(t)
 	r.crash()
 	r.start()
 	r.finalAnswer(chat, in.ID, "echo: LIMITED in beta")
@@ -96,4 +107,48 @@ func TestLimitRetryWaitingForABusyChatSurvivesACrash(t *testing.T) {
 		rs, err := r.store.FiringRetries(context.Background())
 		return err == nil && len(rs) == 0
 	}, wait, 20*time.Millisecond, "sent, no longer firing")
+}
+
+// ✖️ Drop pressed while a fired retry waits for the busy chat stops it: the
+// notice says so, and when the chat is free the prompt is not sent.
+func TestLimitRetryDroppedWhileItWaitsIsNeverSent(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	r, _, notice, _ := retryWaitingForBusyChat(t)
+	r.tg.UserPresses(chat, notice.ID, buttonData(notice, "Drop"))
+	r.waitBot(chat, "the notice says dropped", func(m tgfake.Message) bool {
+		return m.ID == notice.ID && strings.Contains(m.Text, "will not be sent again")
+	})
+	ap := r.approvalMessage(chat, "echo hi > out.txt")
+	r.tg.UserPresses(chat, ap.ID, buttonData(ap, "Approve"))
+	r.waitBot(chat, "the busy turn's answer", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "⏱")
+	})
+	require.Eventually(t, func() bool {
+		return len(r.logLines("not sending a prompt again after its limit: it was dropped while it waited")) == 1
+	}, wait, 20*time.Millisecond, "the waiting retry looked again once the chat was free")
+	assert.Equal(t, 1, modelCallsWith(r.claude.API, "LIMITED in beta"), "never sent again")
+	rs, err := r.store.FiringRetries(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, rs)
+}
+
+// A retry whose kept prompt cannot be read is not dropped in silence: the
+// chat is told to send it again, and the retry ends.
+func TestLimitRetryWithAnUnreadablePromptSaysSo(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	clock := timeshift.New(time.Now())
+	r := newRig(t, func(r *rig) { r.clock = clock })
+	in := r.say(chat, alice, "hello")
+	r.finalAnswer(chat, in.ID, "echo: hello")
+	require.NoError(t, r.store.PutRetry(context.Background(), state.Retry{Token: "bad", Key: key, ReplyTo: state.MessageID(in.ID),
+		Input: []byte("{not json"), Label: "the lost words", ResetsAt: clock.Now().Add(time.Minute), State: state.RetryScheduled}))
+	clock.Advance(2 * time.Hour) // past the scheduler's longest sleep
+	r.waitBot(chat, "the refusal", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "“the lost words” could not be sent again after the limit") &&
+			strings.Contains(m.Text, "Please send it again.")
+	})
+	got, err := r.store.GetRetry(context.Background(), "bad")
+	require.NoError(t, err)
+	assert.Equal(t, state.RetryDropped, got.State)
 }

@@ -142,7 +142,8 @@ func (c *chat) onRetryPress(token string, msgID int, kind buttonKind, from model
 
 // fireRetry sends a retry's prompt again; the scheduler claimed it.
 func (c *chat) fireRetry(r state.Retry) {
-	if !c.retryStillFiring(r) { // pending_runs.go: dropped while it waited
+	if !c.retryStillFiring(r) { // pending_runs.go
+		c.log.Info().Msg("not sending a prompt again after its limit: it was dropped while it waited")
 		return
 	}
 	var in runner.UserInput
