@@ -152,3 +152,30 @@ func TestLimitRetryWithAnUnreadablePromptSaysSo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, state.RetryDropped, got.State)
 }
+
+// A schedule of a chat the operator no longer allows (a reload took its
+// user off the allow-list) does not run when it fires, and is not left
+// pending to run after a restart either.
+func TestScheduleOfAChatNoLongerAllowedDoesNotRun(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	clock := timeshift.New(time.Now())
+	r := newRig(t, func(r *rig) { r.clock = clock })
+	in := r.say(chat, alice, "/at 1m FILE not allowed any more")
+	r.botReply(chat, in, "Scheduled #")
+	cfg := *r.b.Config()
+	cfg.Telegram.AllowedUserIDs = []int64{int64(bob)}
+	r.b.Reload(&cfg)
+	clock.Advance(2 * time.Minute)
+	require.Eventually(t, func() bool {
+		return len(r.logLines("not running a scheduled prompt: the chat is no longer allowed")) == 1
+	}, wait, 20*time.Millisecond)
+	runs, err := r.store.PendingScheduleRuns(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, runs, "not pending either")
+	r.stop()
+	r.start()
+	chatB := r.addPrivateChat(bob, "Bob")
+	b := r.say(chatB, bob, "still here")
+	r.finalAnswer(chatB, b.ID, "echo: still here")
+	assert.Equal(t, 0, modelCallsWith(r.claude.API, "FILE not allowed any more"))
+}

@@ -108,12 +108,10 @@ func (b *Bridge) fireDue(ctx context.Context) time.Time {
 	return next
 }
 
-// deliver posts work to a chat's actor, if the chat may still be served.
+// deliver posts work to a chat's actor; the callers (pending_runs.go)
+// checked that the chat may still be served. While the bridge drains, the
+// work stays pending for the next start.
 func (b *Bridge) deliver(key state.ChatKey, fn func(*chat)) {
-	if !b.scheduleAllowed(key) {
-		b.log.Warn().Str("chat", key.String()).Msg("not running a scheduled prompt: the chat is no longer allowed")
-		return
-	}
 	c := b.chat(key, key.Chat < 0)
 	if c == nil {
 		return // draining
