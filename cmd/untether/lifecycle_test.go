@@ -27,9 +27,9 @@ import (
 
 // slowAnswer streams for about 7 s (90 deltas of ~40 bytes, 75 ms apart):
 // long enough to still run when the test's SIGTERM lands on a loaded
-// machine, short enough to end within the default stop_timeout (see
-// bridgeInterruptsOnDrain). It ends with a marker, so a truncated answer
-// shows, and fits one Telegram message.
+// machine, short enough to end well within the drain_timeout the drain
+// tests give it. It ends with a marker, so a truncated answer shows, and
+// fits one Telegram message.
 var slowAnswer = strings.Repeat("slow answer ", 300) + "THE-END"
 
 func script() fakeapi.Script {
@@ -97,24 +97,6 @@ func sentAfter(tg *tgfake.Server, m tgfake.Message, after int) bool {
 	return false
 }
 
-// bridgeInterruptsOnDrain gates the assertions that the bridge's drain
-// does not meet yet. chat.stop (internal/bridge/chat.go) closes the CLI's
-// stdin at once, and runner.CloseProcess then waits only stop_timeout
-// before SIGTERM; the SIGTERMed CLI prints no result, so the user is told
-// nothing. Worse, once stdin is closed the session is "stopping", so the
-// Interrupt that chat.stop sends when drain_timeout ends is a no-op. Hence:
-// a running turn gets min(drain_timeout, stop_timeout) instead of
-// drain_timeout, and a turn cut short never shows "Stopped.". Set this to
-// true once chat.stop waits for the turn (or ctx) before closing stdin.
-const bridgeInterruptsOnDrain = true
-
-func skipUntilDrainFixed(t *testing.T) {
-	t.Helper()
-	if !bridgeInterruptsOnDrain {
-		t.Skip("known bridge bug: chat.stop closes stdin before the drain ends, so turns get stop_timeout, not drain_timeout, and are never interrupted (see bridgeInterruptsOnDrain)")
-	}
-}
-
 // TestDrainDeliversRunningTurn: SIGTERM while a turn streams lets the turn
 // finish; its whole answer reaches the chat before the daemon exits 0, and
 // no CLI is left running.
@@ -127,7 +109,6 @@ func TestDrainDeliversRunningTurn(t *testing.T) {
 // stop_timeout, bounds how long a running turn may go on.
 func TestDrainOutlastsStopTimeout(t *testing.T) {
 	t.Parallel()
-	skipUntilDrainFixed(t)
 	testDrainDelivers(t, "2s")
 }
 
@@ -177,7 +158,6 @@ func testDrainDelivers(t *testing.T, stopTimeout string) {
 // and the daemon exits 0.
 func TestDrainTimeoutInterruptsTurn(t *testing.T) {
 	t.Parallel()
-	skipUntilDrainFixed(t)
 	d := newDaemon(t)
 	claude := d.withClaude()
 	d.cfg.DrainTimeout = "2s"
@@ -244,11 +224,9 @@ func TestSecondSignalForcesExit(t *testing.T) {
 	p.signal(syscall.SIGTERM)
 	require.Equal(t, exitOK, p.waitExit())
 	p.waitLog("the forced stop", msgIs("second signal: interrupting running turns now"))
-	if bridgeInterruptsOnDrain {
-		d.waitBot(chat, "the interruption notice", func(m tgfake.Message) bool {
-			return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped.")
-		})
-	}
+	d.waitBot(chat, "the interruption notice", func(m tgfake.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped.")
+	})
 	requireNothingLeft(t, claude, during)
 
 	// The database survived: SQLite finds no corruption, and the next

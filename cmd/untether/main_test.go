@@ -144,6 +144,18 @@ func (l logLine) strs(key string) []string {
 	return out
 }
 
+func (l logLine) ints(key string) []int {
+	var out []int
+	if list, ok := l.fields[key].([]any); ok {
+		for _, v := range list {
+			if f, ok := v.(float64); ok {
+				out = append(out, int(f))
+			}
+		}
+	}
+	return out
+}
+
 func (l logLine) num(key string) int64 {
 	f, _ := l.fields[key].(float64)
 	return int64(f)

@@ -19,9 +19,12 @@
 //
 // Every child is started from one OS thread locked for the life of the
 // process (spawn_linux.go), so the CLI's parent-death signal (SIGKILL) fires
-// only when the daemon dies, however it dies. A ProcessTracker hears each
-// CLI's pid, /proc start time and tag, so the next start can KillLeftovers of
-// a killed instance without ever touching a reused pid.
+// only when the daemon dies, however it dies. That signal reaches the CLI
+// alone: its tools' commands and setsid'd tools outlive a SIGKILLed daemon.
+// A ProcessTracker hears each CLI's pid, /proc start time and tag, so the
+// next start can KillLeftovers of a killed instance (by group and by tag)
+// without ever touching a reused pid, and without counting a CLI the kernel
+// is still tearing down (PF_EXITING).
 //
 // A session normally names its conversation (--session-id, then --resume);
 // with Config.Continue its first process takes the latest conversation in
