@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 func TestVersion(t *testing.T) {
@@ -46,7 +46,7 @@ type checkCase struct {
 }
 
 func TestCheck(t *testing.T) {
-	tg := tgfake.New(t, tgfake.WithBotIdentity("Untether", "untether_bot"))
+	tg := telegramtest.New(t, telegramtest.WithBotIdentity("Untether", "untether_bot"))
 	withConfig := func(extra ...string) func(string) []string {
 		return func(p string) []string { return append([]string{"--config", p}, extra...) }
 	}
@@ -57,7 +57,7 @@ func TestCheck(t *testing.T) {
 			edit: func(c *daemonConfig, _ string) { c.Token = "42:this-token-was-revoked" }},
 		{name: "token-from-env-file-readable", mode: 0o644, wantCode: exitOK,
 			edit: func(c *daemonConfig, _ string) { c.Token = "" },
-			env:  func(string) []string { return []string{"UNTETHER_TELEGRAM_BOT_TOKEN=" + tgfake.DefaultToken} }},
+			env:  func(string) []string { return []string{"UNTETHER_TELEGRAM_BOT_TOKEN=" + telegramtest.DefaultToken} }},
 		{name: "group-readable-token", mode: 0o640, wantCode: exitOK},
 		{name: "trust-warnings", wantCode: exitOK, edit: func(c *daemonConfig, dir string) {
 			c.Token = ""
@@ -65,9 +65,9 @@ func TestCheck(t *testing.T) {
 			c.ClaudeExtra = "allowed_modes = [\"default\", \"bypassPermissions\"]\n"
 			c.Env = map[string]string{"IS_SANDBOX": "1"}
 			envFile := filepath.Join(dir, "untether.env")
-			require.NoError(t, os.WriteFile(envFile, []byte("UNTETHER_TELEGRAM_BOT_TOKEN="+tgfake.DefaultToken+"\n"), 0o644))
+			require.NoError(t, os.WriteFile(envFile, []byte("UNTETHER_TELEGRAM_BOT_TOKEN="+telegramtest.DefaultToken+"\n"), 0o644))
 			require.NoError(t, os.Chmod(envFile, 0o644))
-		}, env: func(string) []string { return []string{"UNTETHER_TELEGRAM_BOT_TOKEN=" + tgfake.DefaultToken} }},
+		}, env: func(string) []string { return []string{"UNTETHER_TELEGRAM_BOT_TOKEN=" + telegramtest.DefaultToken} }},
 		{name: "world-readable-token", mode: 0o604, wantCode: exitOK},
 		{name: "untested-claude", wantCode: exitOK,
 			edit: func(c *daemonConfig, dir string) { c.Binary = stubClaude(t, mkdir(t, dir, "old"), "1.0.0") }},
@@ -133,7 +133,7 @@ func mkdir(t *testing.T, parts ...string) string {
 
 // runCheckCase sets up a fresh directory (config, workdir, stub claude,
 // HOME), runs `untether check` and returns its normalised transcript.
-func runCheckCase(t *testing.T, tg *tgfake.Server, tc checkCase) (string, int) {
+func runCheckCase(t *testing.T, tg *telegramtest.Server, tc checkCase) (string, int) {
 	dir := t.TempDir()
 	home := mkdir(t, dir, "home")
 	cfg := daemonConfig{

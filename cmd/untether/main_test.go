@@ -21,8 +21,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // These tests run the real untether binary as a subprocess, the way systemd
@@ -470,7 +470,7 @@ func stubClaude(t *testing.T, dir, version string) string {
 // Telegram, a config file, a state dir and a HOME.
 type daemon struct {
 	t       *testing.T
-	tg      *tgfake.Server
+	tg      *telegramtest.Server
 	cfg     daemonConfig
 	cfgPath string
 	home    string
@@ -479,8 +479,8 @@ type daemon struct {
 }
 
 const (
-	alice = tgfake.UserID(1001)
-	bob   = tgfake.UserID(1002)
+	alice = telegramtest.UserID(1001)
+	bob   = telegramtest.UserID(1002)
 )
 
 // newDaemon prepares (but does not start) an installation whose Claude is
@@ -488,7 +488,7 @@ const (
 func newDaemon(t *testing.T) *daemon {
 	t.Helper()
 	root := t.TempDir()
-	d := &daemon{t: t, tg: tgfake.New(t, tgfake.WithBotIdentity("Untether", "untether_bot")),
+	d := &daemon{t: t, tg: telegramtest.New(t, telegramtest.WithBotIdentity("Untether", "untether_bot")),
 		home: filepath.Join(root, "home"), cfgPath: filepath.Join(root, "untether.toml")}
 	workdir := filepath.Join(root, "project")
 	for _, dir := range []string{d.home, workdir} {
@@ -499,8 +499,8 @@ func newDaemon(t *testing.T) *daemon {
 		Binary: stubClaude(t, root, runner.TestedVersion), Workdir: workdir,
 		StateDir: filepath.Join(root, "state"),
 	}
-	d.tg.AddChat(tgfake.Chat{ID: tgfake.ChatID(alice), Type: tgfake.Private, FirstName: "Alice", Username: "alice"})
-	d.tg.AddChat(tgfake.Chat{ID: tgfake.ChatID(bob), Type: tgfake.Private, FirstName: "Bob", Username: "bob"})
+	d.tg.AddChat(telegramtest.Chat{ID: telegramtest.ChatID(alice), Type: telegramtest.Private, FirstName: "Alice", Username: "alice"})
+	d.tg.AddChat(telegramtest.Chat{ID: telegramtest.ChatID(bob), Type: telegramtest.Private, FirstName: "Bob", Username: "bob"})
 	return d
 }
 
@@ -531,26 +531,26 @@ func (d *daemon) waitReady(p *process) {
 }
 
 // say sends a user message to the bot.
-func (d *daemon) say(user tgfake.UserID, text string) tgfake.Message {
-	return d.tg.UserSends(tgfake.ChatID(user), tgfake.User{ID: user, FirstName: "U"}, text)
+func (d *daemon) say(user telegramtest.UserID, text string) telegramtest.Message {
+	return d.tg.UserSends(telegramtest.ChatID(user), telegramtest.User{ID: user, FirstName: "U"}, text)
 }
 
 // waitBot waits for a bot message in chat satisfying pred; a failure dumps
 // the chat.
-func (d *daemon) waitBot(chat tgfake.ChatID, what string, pred func(tgfake.Message) bool) tgfake.Message {
+func (d *daemon) waitBot(chat telegramtest.ChatID, what string, pred func(telegramtest.Message) bool) telegramtest.Message {
 	d.t.Helper()
 	return d.tg.WaitForBotMessage(wait, chat, what, pred)
 }
 
-func dumpChat(sn *tgfake.Snapshot, chat tgfake.ChatID) string { return sn.Dump(chat) }
+func dumpChat(sn *telegramtest.Snapshot, chat telegramtest.ChatID) string { return sn.Dump(chat) }
 
 // isFinal reports whether m is a final answer to msg: a reply with the
 // footer's clock and no buttons.
-func isFinal(m tgfake.Message, to tgfake.MessageID) bool {
+func isFinal(m telegramtest.Message, to telegramtest.MessageID) bool {
 	return m.ReplyTo == to && len(m.Keyboard) == 0 && strings.Contains(m.Text, "⏱")
 }
 
-func buttonData(m tgfake.Message, label string) string { return m.ButtonData(label) }
+func buttonData(m telegramtest.Message, label string) string { return m.ButtonData(label) }
 
 // procInfo is a process found under /proc.
 type procInfo struct {

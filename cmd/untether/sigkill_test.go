@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // escapeCommand starts a process in a session of its own (setsid), tied to
@@ -51,11 +51,11 @@ func TestSIGKILLLeavesNothingBehind(t *testing.T) {
 	p := d.start()
 	d.waitReady(p)
 
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	in := d.say(alice, "ESCAPE please")
-	ap := d.waitBot(chat, "approval", func(m tgfake.Message) bool { return buttonData(m, "Approve") != "" })
+	ap := d.waitBot(chat, "approval", func(m telegramtest.Message) bool { return buttonData(m, "Approve") != "" })
 	d.tg.UserPresses(chat, ap.ID, buttonData(ap, "Approve"))
-	d.waitBot(chat, "final answer", func(m tgfake.Message) bool {
+	d.waitBot(chat, "final answer", func(m telegramtest.Message) bool {
 		return isFinal(m, in.ID) && strings.Contains(m.Text, "Started it.")
 	})
 	escaped := waitPIDFile(t, filepath.Join(claude.Workdir, "escaped.pid")) // the tool wrote it in the background
@@ -64,7 +64,7 @@ func TestSIGKILLLeavesNothingBehind(t *testing.T) {
 
 	// Mid-turn, with a tool's command running.
 	in = d.say(alice, "SLEEPTOOL please")
-	ap = d.waitBot(chat, "approval", func(m tgfake.Message) bool {
+	ap = d.waitBot(chat, "approval", func(m telegramtest.Message) bool {
 		return m.ID != ap.ID && buttonData(m, "Approve") != ""
 	})
 	d.tg.UserPresses(chat, ap.ID, buttonData(ap, "Approve"))

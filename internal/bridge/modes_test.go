@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // trustScript is the shared script plus the turns the settings tests need:
@@ -66,7 +66,7 @@ func (r *rig) storedChat(key state.ChatKey) state.Chat {
 // asksApproval sends a Bash prompt and reports that it needed an approval
 // (denied here): the observable difference between bypassPermissions and
 // the modes that ask.
-func (r *rig) asksApproval(chat tgfake.ChatID) {
+func (r *rig) asksApproval(chat telegramtest.ChatID) {
 	r.t.Helper()
 	in := r.say(chat, alice, "BASHRUN please")
 	ap := r.approvalMessage(chat, "echo hi > out.txt")
@@ -78,19 +78,19 @@ func (r *rig) asksApproval(chat tgfake.ChatID) {
 const bypassRefused = "⛔ bypassPermissions is not allowed on this daemon (claude.allowed_modes)"
 
 func TestModeOutsideAllowedListIsRefused(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t)
 
 	// No CLI yet: the refusal must not be remembered for the next start.
 	md := r.say(chat, alice, "/mode bypassPermissions")
-	r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == md.ID && m.Text == bypassRefused })
+	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && m.Text == bypassRefused })
 	r.asksApproval(chat)
 	assert.Equal(t, "default", flagValue(r.cliArgs(key), "--permission-mode"))
 
 	// A live CLI: nothing is sent to it either.
 	md = r.say(chat, alice, "/mode bypassPermissions")
-	r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == md.ID && m.Text == bypassRefused })
+	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && m.Text == bypassRefused })
 	r.asksApproval(chat)
 	assert.Empty(t, r.storedChat(key).PermissionMode, "nothing stored")
 
@@ -99,20 +99,20 @@ func TestModeOutsideAllowedListIsRefused(t *testing.T) {
 	r.mutate = func(c *config.Config) { c.Claude.AllowedModes = []config.PermissionMode{config.PermissionDefault} }
 	r.start()
 	md = r.say(chat, alice, "/mode acceptEdits")
-	r.waitBot(chat, "refusal", func(m tgfake.Message) bool {
+	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool {
 		return m.ReplyTo == md.ID && m.Text == "⛔ acceptEdits is not allowed on this daemon (claude.allowed_modes)"
 	})
 }
 
 func TestModeMenuShowsAllowedModes(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t)
 	in := r.say(chat, alice, "hello")
 	r.finalAnswer(chat, in.ID, "echo: hello")
 
 	md := r.say(chat, alice, "/mode")
-	menu := r.waitBot(chat, "mode menu", func(m tgfake.Message) bool { return m.ReplyTo == md.ID && len(m.Keyboard) > 0 })
+	menu := r.waitBot(chat, "mode menu", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && len(m.Keyboard) > 0 })
 	var labels []string
 	for _, row := range menu.Keyboard {
 		for _, b := range row {
@@ -123,38 +123,38 @@ func TestModeMenuShowsAllowedModes(t *testing.T) {
 	assert.Equal(t, []string{"✅ default", "acceptEdits", "plan", "dontAsk"}, labels, "allowed modes only, the current one marked")
 
 	r.tg.UserPresses(chat, menu.ID, buttonData(menu, "plan"))
-	r.waitBot(chat, "menu answered", func(m tgfake.Message) bool {
+	r.waitBot(chat, "menu answered", func(m telegramtest.Message) bool {
 		return m.ID == menu.ID && len(m.Keyboard) == 0 && m.Text == "Permission mode: plan"
 	})
 	assert.Equal(t, "plan", r.storedChat(key).PermissionMode)
 	// A newer menu expires the older one.
 	md2 := r.say(chat, alice, "/mode")
-	menu2 := r.waitBot(chat, "second menu", func(m tgfake.Message) bool { return m.ReplyTo == md2.ID && len(m.Keyboard) > 0 })
+	menu2 := r.waitBot(chat, "second menu", func(m telegramtest.Message) bool { return m.ReplyTo == md2.ID && len(m.Keyboard) > 0 })
 	assert.NotEmpty(t, buttonData(menu2, "✅ plan"), "the current mode is marked")
 	md3 := r.say(chat, alice, "/mode")
-	r.waitBot(chat, "third menu", func(m tgfake.Message) bool { return m.ReplyTo == md3.ID && len(m.Keyboard) > 0 })
-	q, err := r.tg.TryUserPresses(chat, tgfake.User{ID: alice, FirstName: "Alice"}, menu2.ID, buttonData(menu2, "dontAsk"))
+	r.waitBot(chat, "third menu", func(m telegramtest.Message) bool { return m.ReplyTo == md3.ID && len(m.Keyboard) > 0 })
+	q, err := r.tg.TryUserPresses(chat, telegramtest.User{ID: alice, FirstName: "Alice"}, menu2.ID, buttonData(menu2, "dontAsk"))
 	require.NoError(t, err)
-	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
-		return slices.ContainsFunc(sn.CallbackAnswers, func(a tgfake.CallbackAnswer) bool { return a.QueryID == q && strings.Contains(a.Text, "expired") })
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
+		return slices.ContainsFunc(sn.CallbackAnswers, func(a telegramtest.CallbackAnswer) bool { return a.QueryID == q && strings.Contains(a.Text, "expired") })
 	})
 
 	// The choice is the chat's: a fresh session starts in it.
 	nw := r.say(chat, alice, "/new")
-	r.waitBot(chat, "new session", func(m tgfake.Message) bool { return m.ReplyTo == nw.ID })
+	r.waitBot(chat, "new session", func(m telegramtest.Message) bool { return m.ReplyTo == nw.ID })
 	again := r.say(chat, alice, "hello again")
 	r.finalAnswer(chat, again.ID, "echo: hello again")
 	assert.Equal(t, "plan", flagValue(r.cliArgs(key), "--permission-mode"))
 }
 
 func TestStoredModeNoLongerAllowedFallsBack(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t, withConfig(func(c *config.Config) {
 		c.Claude.AllowedModes = append(c.Claude.AllowedModes, config.PermissionBypass)
 	}))
 	md := r.say(chat, alice, "/mode bypassPermissions")
-	r.waitBot(chat, "switched", func(m tgfake.Message) bool {
+	r.waitBot(chat, "switched", func(m telegramtest.Message) bool {
 		return m.ReplyTo == md.ID && m.Text == "Permission mode: bypassPermissions"
 	})
 	assert.Equal(t, "bypassPermissions", r.storedChat(key).PermissionMode)
@@ -163,7 +163,7 @@ func TestStoredModeNoLongerAllowedFallsBack(t *testing.T) {
 	r.mutate = nil // the default allowed_modes: no bypass
 	r.start()
 	in := r.say(chat, alice, "hello")
-	r.waitBot(chat, "notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "notice", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "bypassPermissions is no longer allowed") && strings.Contains(m.Text, "Claude runs in default")
 	})
 	r.finalAnswer(chat, in.ID, "echo: hello")
@@ -175,7 +175,7 @@ func TestStoredModeNoLongerAllowedFallsBack(t *testing.T) {
 // switch itself to default; on a daemon that allows only plan, that is
 // switched back.
 func TestCLIModeSwitchOutsideListIsReverted(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t, withConfig(func(c *config.Config) {
 		c.Claude.PermissionMode = config.PermissionPlan
@@ -184,12 +184,12 @@ func TestCLIModeSwitchOutsideListIsReverted(t *testing.T) {
 	in := r.say(chat, alice, "PLANIT add a button")
 	plan := r.approvalMessage(chat, "Add a button")
 	r.tg.UserPresses(chat, plan.ID, buttonData(plan, "Approve plan"))
-	r.waitBot(chat, "revert notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "revert notice", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "Claude switched to default, which is not allowed") && strings.Contains(m.Text, "switching back to plan")
 	})
 	r.finalAnswer(chat, in.ID, "Plan approved")
 	st := r.say(chat, alice, "/status")
-	status := r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	status := r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
 	assert.Contains(t, status.Text, "Mode: plan")
 	assert.Empty(t, r.storedChat(key).PermissionMode)
 }
@@ -198,7 +198,7 @@ func TestCLIModeSwitchOutsideListIsReverted(t *testing.T) {
 // acceptEdits" suggestion; where acceptEdits is not allowed there is no
 // button for it, and allowing once leaves the next write asking.
 func TestAlwaysAllowNeverOffersADisallowedMode(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withTrustScript(), withConfig(func(c *config.Config) {
 		c.Claude.AllowedModes = []config.PermissionMode{config.PermissionDefault, config.PermissionPlan}
 	}))
@@ -218,7 +218,7 @@ func TestAlwaysAllowNeverOffersADisallowedMode(t *testing.T) {
 // TestAlwaysAllowModeBecomesTheChatsMode: an "always allow" that switches
 // to acceptEdits is the chat's mode from then on, also for the next CLI.
 func TestAlwaysAllowModeBecomesTheChatsMode(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t, withTrustScript())
 	in := r.say(chat, alice, "WRITEONE please")

@@ -1,4 +1,4 @@
-package tgfake
+package telegramtest
 
 import (
 	"testing"
@@ -41,8 +41,8 @@ func TestParseHTML(t *testing.T) {
 		{name: "stray end tag", in: "x</b>", err: "Unexpected end tag at byte offset 1"},
 		{name: "span without class", in: "<span>x</span>", err: `Tag "span" must have class "tg-spoiler" at byte offset 0`},
 		{name: "unterminated start tag", in: "a <b", err: "Unclosed start tag at byte offset 2"},
-		{name: "strict ampersand", in: "a & b", err: `bare "&" at byte offset 2 must be written as "&amp;" (tgfake strict mode)`},
-		{name: "unknown named entity is bare &", in: "&nbsp;", err: `bare "&" at byte offset 0 must be written as "&amp;" (tgfake strict mode)`},
+		{name: "strict ampersand", in: "a & b", err: `bare "&" at byte offset 2 must be written as "&amp;" (telegramtest strict mode)`},
+		{name: "unknown named entity is bare &", in: "&nbsp;", err: `bare "&" at byte offset 0 must be written as "&amp;" (telegramtest strict mode)`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

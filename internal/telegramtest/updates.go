@@ -1,4 +1,4 @@
-package tgfake
+package telegramtest
 
 import (
 	"context"
@@ -190,7 +190,7 @@ func (s *Server) UserSends(chat ChatID, user User, text string, opts ...UserOpti
 	s.t.Helper()
 	m, err := s.TryUserSends(chat, user, text, opts...)
 	if err != nil {
-		s.t.Fatalf("tgfake: UserSends: %v", err)
+		s.t.Fatalf("telegramtest: UserSends: %v", err)
 	}
 	return m
 }
@@ -326,7 +326,7 @@ func (s *Server) UserPresses(chat ChatID, msg MessageID, data string) CallbackQu
 	s.t.Helper()
 	id, err := s.TryUserPresses(chat, User{}, msg, data)
 	if err != nil {
-		s.t.Fatalf("tgfake: UserPresses: %v", err)
+		s.t.Fatalf("telegramtest: UserPresses: %v", err)
 	}
 	return id
 }

@@ -1,4 +1,4 @@
-package tgfake
+package telegramtest
 
 import (
 	"context"
@@ -219,7 +219,7 @@ func (s *Server) WaitFor(timeout time.Duration, pred func(*Snapshot) bool) *Snap
 	defer cancel()
 	sn, err := s.Await(ctx, pred)
 	if err != nil {
-		s.t.Fatalf("tgfake: %v after %v; %d calls, last: %s", err, timeout, len(sn.Calls), lastCall(sn))
+		s.t.Fatalf("telegramtest: %v after %v; %d calls, last: %s", err, timeout, len(sn.Calls), lastCall(sn))
 	}
 	return sn
 }
@@ -259,7 +259,7 @@ func (s *Server) WaitForBotMessage(timeout time.Duration, chat ChatID, what stri
 		return false
 	})
 	if err != nil {
-		s.t.Fatalf("tgfake: no %s: %v; chat:%s", what, err, sn.Dump(chat))
+		s.t.Fatalf("telegramtest: no %s: %v; chat:%s", what, err, sn.Dump(chat))
 	}
 	return found
 }

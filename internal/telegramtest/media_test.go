@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"bytes"
@@ -17,12 +17,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // pollUpdates reads the queued updates with a plain getUpdates and decodes
 // them with go-telegram/bot's models, an independent reading of the wire.
-func pollUpdates(t *testing.T, srv *tgfake.Server, allowed ...string) []models.Update {
+func pollUpdates(t *testing.T, srv *telegramtest.Server, allowed ...string) []models.Update {
 	t.Helper()
 	params := map[string]any{"timeout": 0}
 	if allowed != nil {
@@ -80,7 +80,7 @@ func TestSendPhotoUploadAndLimits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, largest.FileID, again.Photo[len(again.Photo)-1].FileID)
 
-	padded := append(testPNG(t, 40, 40), bytes.Repeat([]byte{0}, tgfake.MaxPhotoUpload)...) // decodable, but over 10 MB
+	padded := append(testPNG(t, 40, 40), bytes.Repeat([]byte{0}, telegramtest.MaxPhotoUpload)...) // decodable, but over 10 MB
 	tests := []struct {
 		name  string
 		photo models.InputFile
@@ -197,7 +197,7 @@ func TestSendMediaGroupAlbums(t *testing.T) {
 func TestSendMediaGroupFloodMidAlbum(t *testing.T) {
 	srv := newFake(t)
 	b := newBot(t, srv)
-	srv.EnableFloodControl(tgfake.FloodLimits{Private: tgfake.Rate{N: 2, Per: time.Minute}})
+	srv.EnableFloodControl(telegramtest.FloodLimits{Private: telegramtest.Rate{N: 2, Per: time.Minute}})
 	var media []models.InputMedia
 	for _, n := range []string{"a", "b", "c", "d"} {
 		media = append(media, &models.InputMediaDocument{Media: "attach://" + n + ".txt", MediaAttachment: strings.NewReader(n)})
@@ -260,7 +260,7 @@ func TestUserVoiceAudioAndVideoNote(t *testing.T) {
 
 func TestUserAlbumForwardQuoteAndEdit(t *testing.T) {
 	srv := newFake(t)
-	msgs := srv.UserSendsAlbum(dm, jane, []tgfake.AlbumItem{{Photo: testPNG(t, 20, 20)}, {Photo: testPNG(t, 30, 20)},
+	msgs := srv.UserSendsAlbum(dm, jane, []telegramtest.AlbumItem{{Photo: testPNG(t, 20, 20)}, {Photo: testPNG(t, 30, 20)},
 		{FileName: "spec.pdf", Data: []byte("%PDF")}}, "what changed?")
 	require.Len(t, msgs, 3)
 	ups := pollUpdates(t, srv)
@@ -275,9 +275,9 @@ func TestUserAlbumForwardQuoteAndEdit(t *testing.T) {
 	assert.Equal(t, "spec.pdf", ups[2].Message.Document.FileName)
 
 	date := time.Date(2025, 5, 6, 7, 8, 9, 0, time.UTC)
-	srv.UserSends(dm, jane, "from bob", tgfake.Forwarded(tgfake.ForwardOrigin{Type: "user", Date: date, SenderUser: tgfake.User{ID: 77, FirstName: "Bob", Username: "bob"}}))
-	srv.UserSends(dm, jane, "from a hidden user", tgfake.Forwarded(tgfake.ForwardOrigin{Type: "hidden_user", SenderUserName: "Carol C."}))
-	srv.UserSends(dm, jane, "from a channel", tgfake.Forwarded(tgfake.ForwardOrigin{Type: "channel", ChatID: -1009, ChatTitle: "News", ChatUsername: "news", AuthorSignature: "Dan"}))
+	srv.UserSends(dm, jane, "from bob", telegramtest.Forwarded(telegramtest.ForwardOrigin{Type: "user", Date: date, SenderUser: telegramtest.User{ID: 77, FirstName: "Bob", Username: "bob"}}))
+	srv.UserSends(dm, jane, "from a hidden user", telegramtest.Forwarded(telegramtest.ForwardOrigin{Type: "hidden_user", SenderUserName: "Carol C."}))
+	srv.UserSends(dm, jane, "from a channel", telegramtest.Forwarded(telegramtest.ForwardOrigin{Type: "channel", ChatID: -1009, ChatTitle: "News", ChatUsername: "news", AuthorSignature: "Dan"}))
 	ups = pollUpdates(t, srv)
 	require.Len(t, ups, 3)
 	o := ups[0].Message.ForwardOrigin
@@ -297,7 +297,7 @@ func TestUserAlbumForwardQuoteAndEdit(t *testing.T) {
 	b := newBot(t, srv)
 	bm, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: int64(dm), Text: "The build is green. Deploy at noon?"})
 	require.NoError(t, err)
-	srv.UserSends(dm, jane, "yes, do it", tgfake.ReplyingTo(tgfake.MessageID(bm.ID)), tgfake.Quoting("Deploy at noon?"))
+	srv.UserSends(dm, jane, "yes, do it", telegramtest.ReplyingTo(telegramtest.MessageID(bm.ID)), telegramtest.Quoting("Deploy at noon?"))
 	ups = pollUpdates(t, srv)
 	require.Len(t, ups, 1)
 	m := ups[0].Message

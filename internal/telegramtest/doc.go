@@ -1,4 +1,4 @@
-// Package tgfake is an in-process fake of the Telegram Bot API for loopback
+// Package telegramtest is an in-process fake of the Telegram Bot API for loopback
 // tests. It serves /bot{token}/{method} on an httptest server on 127.0.0.1 and
 // keeps real state: registered chats and forum topics, per-chat message ids
 // shared by user and bot messages, a global update_id counter, long-polled
@@ -46,4 +46,4 @@
 // lengths are counted in UTF-16 units (Telegram has been measured counting code
 // points), a bare "&" in HTML is rejected by default, and a penalised chat
 // refuses every method, not only sends.
-package tgfake
+package telegramtest

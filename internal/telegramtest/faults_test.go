@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
-func sendTo(b *bot.Bot, chat tgfake.ChatID, text string) error {
+func sendTo(b *bot.Bot, chat telegramtest.ChatID, text string) error {
 	_, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: int64(chat), Text: text})
 	return err
 }
@@ -28,8 +28,8 @@ func retryAfter(t *testing.T, err error) int {
 }
 
 func TestFloodControlPrivateChat(t *testing.T) {
-	clock := tgfake.NewManualClock(time.Time{})
-	srv := newFake(t, tgfake.WithClock(clock.Now), tgfake.WithFloodControl(tgfake.DefaultFloodLimits()))
+	clock := telegramtest.NewManualClock(time.Time{})
+	srv := newFake(t, telegramtest.WithClock(clock.Now), telegramtest.WithFloodControl(telegramtest.DefaultFloodLimits()))
 	b := newBot(t, srv)
 
 	for i := range 3 { // the burst
@@ -54,9 +54,9 @@ func TestFloodControlPrivateChat(t *testing.T) {
 }
 
 func TestFloodControlGroupSharesSendsAndEdits(t *testing.T) {
-	clock := tgfake.NewManualClock(time.Time{})
-	srv := newFake(t, tgfake.WithClock(clock.Now))
-	srv.EnableFloodControl(tgfake.DefaultFloodLimits())
+	clock := telegramtest.NewManualClock(time.Time{})
+	srv := newFake(t, telegramtest.WithClock(clock.Now))
+	srv.EnableFloodControl(telegramtest.DefaultFloodLimits())
 	b := newBot(t, srv)
 	ctx := context.Background()
 
@@ -76,10 +76,10 @@ func TestFloodControlGroupSharesSendsAndEdits(t *testing.T) {
 }
 
 func TestFloodControlExtendPenalty(t *testing.T) {
-	clock := tgfake.NewManualClock(time.Time{})
-	limits := tgfake.DefaultFloodLimits()
+	clock := telegramtest.NewManualClock(time.Time{})
+	limits := telegramtest.DefaultFloodLimits()
 	limits.ExtendPenalty = true
-	srv := newFake(t, tgfake.WithClock(clock.Now), tgfake.WithFloodControl(limits))
+	srv := newFake(t, telegramtest.WithClock(clock.Now), telegramtest.WithFloodControl(limits))
 	b := newBot(t, srv)
 	for range 3 {
 		require.NoError(t, sendTo(b, dm, "x"))
@@ -94,16 +94,16 @@ func TestFloodControlExtendPenalty(t *testing.T) {
 }
 
 func TestFloodControlGlobalLimit(t *testing.T) {
-	clock := tgfake.NewManualClock(time.Time{})
-	limits := tgfake.DefaultFloodLimits()
-	limits.Global = tgfake.Rate{N: 5, Per: time.Second}
-	srv := tgfake.New(t, tgfake.WithClock(clock.Now), tgfake.WithFloodControl(limits))
+	clock := telegramtest.NewManualClock(time.Time{})
+	limits := telegramtest.DefaultFloodLimits()
+	limits.Global = telegramtest.Rate{N: 5, Per: time.Second}
+	srv := telegramtest.New(t, telegramtest.WithClock(clock.Now), telegramtest.WithFloodControl(limits))
 	for i := range 6 {
-		srv.AddChat(tgfake.Chat{ID: tgfake.ChatID(1000 + i)})
+		srv.AddChat(telegramtest.Chat{ID: telegramtest.ChatID(1000 + i)})
 	}
 	b := newBot(t, srv)
 	for i := range 5 {
-		require.NoError(t, sendTo(b, tgfake.ChatID(1000+i), "x"))
+		require.NoError(t, sendTo(b, telegramtest.ChatID(1000+i), "x"))
 	}
 	assert.Equal(t, 1, retryAfter(t, sendTo(b, 1005, "x")))
 	clock.Advance(time.Second)
@@ -129,7 +129,7 @@ func TestFailNextAndFailWhen(t *testing.T) {
 	assert.Error(t, sendTo(b, dm, "2"))
 	require.NoError(t, sendTo(b, dm, "3"), "only n calls fail")
 
-	stop := srv.FailWhen(func(c tgfake.Call) bool { return c.Chat == group }, tgfake.Fault{Code: 403, Description: "Forbidden: bot was kicked from the supergroup chat"})
+	stop := srv.FailWhen(func(c telegramtest.Call) bool { return c.Chat == group }, telegramtest.Fault{Code: 403, Description: "Forbidden: bot was kicked from the supergroup chat"})
 	require.ErrorIs(t, sendTo(b, group, "x"), bot.ErrorForbidden)
 	require.ErrorIs(t, sendTo(b, group, "y"), bot.ErrorForbidden)
 	require.NoError(t, sendTo(b, dm, "z"))
@@ -155,7 +155,7 @@ func TestTransportFaults(t *testing.T) {
 	assert.Contains(t, err.Error(), "error do request for method sendMessage")
 	assert.False(t, errors.Is(err, bot.ErrorBadRequest))
 
-	srv.FailNextWith("sendMessage", 1, tgfake.Fault{Code: 502, Body: "<html>Bad Gateway</html>"})
+	srv.FailNextWith("sendMessage", 1, telegramtest.Fault{Code: 502, Body: "<html>Bad Gateway</html>"})
 	assert.ErrorContains(t, sendTo(b, dm, "html"), "error decode response body for method sendMessage")
 	require.NoError(t, sendTo(b, dm, "fine"))
 
@@ -176,7 +176,7 @@ func TestDelayOutlastsClientTimeout(t *testing.T) {
 	err = sendTo(b, dm, "slow")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Client.Timeout")
-	srv.WaitFor(waitLimit, func(s *tgfake.Snapshot) bool {
+	srv.WaitFor(waitLimit, func(s *telegramtest.Snapshot) bool {
 		c := s.CallsOf("sendMessage")
 		return len(c) == 1 && c[0].Description == "client gone during injected delay"
 	})

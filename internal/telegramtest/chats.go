@@ -1,4 +1,4 @@
-package tgfake
+package telegramtest
 
 import (
 	"encoding/json"
@@ -51,7 +51,7 @@ func (s *Server) AddChat(c Chat) {
 		}
 	}
 	if c.IsForum && c.Type != Supergroup {
-		s.t.Fatalf("tgfake: chat %d: only supergroups can be forums", c.ID)
+		s.t.Fatalf("telegramtest: chat %d: only supergroups can be forums", c.ID)
 	}
 	st := &chatState{Chat: c, topics: map[ThreadID]bool{}, messages: map[MessageID]*message{}, nextID: 1}
 	for _, th := range c.Topics {
@@ -61,7 +61,7 @@ func (s *Server) AddChat(c Chat) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.chats[c.ID]; dup {
-		s.t.Fatalf("tgfake: chat %d registered twice", c.ID)
+		s.t.Fatalf("telegramtest: chat %d registered twice", c.ID)
 	}
 	s.chats[c.ID] = st
 	s.bumpLocked()
@@ -74,7 +74,7 @@ func (s *Server) AddTopic(chat ChatID) ThreadID {
 	defer s.mu.Unlock()
 	c := s.chats[chat]
 	if c == nil || !c.IsForum {
-		s.t.Fatalf("tgfake: AddTopic: chat %d is not a registered forum", chat)
+		s.t.Fatalf("telegramtest: AddTopic: chat %d is not a registered forum", chat)
 	}
 	// A topic's id is the id of its creation message; 1 is General's, which
 	// is never a real topic id, so real topic ids start above it.

@@ -1,4 +1,4 @@
-package tgfake
+package telegramtest
 
 import (
 	"context"
@@ -121,7 +121,7 @@ func New(t testing.TB, opts ...Option) *Server {
 	idText, _, _ := strings.Cut(cfg.token, ":")
 	botID, err := strconv.ParseInt(idText, 10, 64)
 	if err != nil || !validToken(cfg.token) {
-		t.Fatalf("tgfake: token %q does not look like <digits>:<secret>", cfg.token)
+		t.Fatalf("telegramtest: token %q does not look like <digits>:<secret>", cfg.token)
 	}
 	s := &Server{
 		t: t, cfg: cfg, botID: botID, done: make(chan struct{}),
@@ -304,7 +304,7 @@ func (s *Server) respond(w http.ResponseWriter, idx int, result any, aerr *apiEr
 	}
 	body, err := json.Marshal(env)
 	if err != nil { // a bug in the fake's own structs
-		body, status = []byte(`{"ok":false,"error_code":500,"description":"tgfake: encode response"}`), 500
+		body, status = []byte(`{"ok":false,"error_code":500,"description":"telegramtest: encode response"}`), 500
 		env.Description = err.Error()
 	}
 	w.Header().Set("Content-Type", "application/json")

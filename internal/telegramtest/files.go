@@ -1,4 +1,4 @@
-package tgfake
+package telegramtest
 
 import (
 	"bytes"
@@ -223,7 +223,7 @@ func (s *Server) UserSendsPhoto(chat ChatID, user User, img []byte, caption stri
 	s.t.Helper()
 	m, err := s.TryUserSendsPhoto(chat, user, img, caption, opts...)
 	if err != nil {
-		s.t.Fatalf("tgfake: UserSendsPhoto: %v", err)
+		s.t.Fatalf("telegramtest: UserSendsPhoto: %v", err)
 	}
 	return m
 }
@@ -247,7 +247,7 @@ func (s *Server) UserSendsDocument(chat ChatID, user User, filename, mimeType st
 	s.t.Helper()
 	m, err := s.TryUserSendsDocument(chat, user, filename, mimeType, data, caption, opts...)
 	if err != nil {
-		s.t.Fatalf("tgfake: UserSendsDocument: %v", err)
+		s.t.Fatalf("telegramtest: UserSendsDocument: %v", err)
 	}
 	return m
 }

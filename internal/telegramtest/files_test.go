@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // testImage is a deterministic gradient, so every encoding of it is too.
@@ -128,7 +128,7 @@ func TestUserDocumentThroughHandlerGetFileAndDownload(t *testing.T) {
 	ctx := context.Background()
 	data := []byte("%PDF-1.4 not really a pdf\x00\xff")
 
-	sent := srv.UserSendsDocument(forum, jane, "report.pdf", "", data, "<b>raw</b>", tgfake.InTopic(topic))
+	sent := srv.UserSendsDocument(forum, jane, "report.pdf", "", data, "<b>raw</b>", telegramtest.InTopic(topic))
 	u := got.next(t)
 	require.NotNil(t, u.Message)
 	require.NotNil(t, u.Message.Document)
@@ -169,14 +169,14 @@ func TestUserDocumentThroughHandlerGetFileAndDownload(t *testing.T) {
 	assert.Equal(t, data, stored.Document.Data)
 	docs := srv.Documents()
 	require.Len(t, docs, 1, "Documents lists what the bot sent, not what users sent")
-	assert.Equal(t, tgfake.MessageID(fwd.ID), docs[0].ID)
+	assert.Equal(t, telegramtest.MessageID(fwd.ID), docs[0].ID)
 }
 
 func TestGetFileErrors(t *testing.T) {
 	srv := newFake(t)
 	b := newBot(t, srv)
-	exact := srv.UserSendsDocument(dm, jane, "exact.bin", "application/octet-stream", make([]byte, tgfake.MaxDownload), "")
-	over := srv.UserSendsDocument(dm, jane, "over.bin", "application/octet-stream", make([]byte, tgfake.MaxDownload+1), "")
+	exact := srv.UserSendsDocument(dm, jane, "exact.bin", "application/octet-stream", make([]byte, telegramtest.MaxDownload), "")
+	over := srv.UserSendsDocument(dm, jane, "over.bin", "application/octet-stream", make([]byte, telegramtest.MaxDownload+1), "")
 	tests := []struct {
 		name   string
 		fileID string
@@ -192,7 +192,7 @@ func TestGetFileErrors(t *testing.T) {
 			file, err := b.GetFile(context.Background(), &bot.GetFileParams{FileID: tc.fileID})
 			if tc.want == "" {
 				require.NoError(t, err)
-				assert.Equal(t, int64(tgfake.MaxDownload), file.FileSize)
+				assert.Equal(t, int64(telegramtest.MaxDownload), file.FileSize)
 				return
 			}
 			require.ErrorIs(t, err, bot.ErrorBadRequest)
@@ -251,7 +251,7 @@ func TestFileDownloadRoute(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, post.StatusCode)
 
 	var logged []string
-	for _, c := range srv.Snapshot().CallsOf(tgfake.FileDownload) {
+	for _, c := range srv.Snapshot().CallsOf(telegramtest.FileDownload) {
 		logged = append(logged, c.Params["file_path"]+" "+http.StatusText(c.Status))
 	}
 	assert.Equal(t, []string{
@@ -267,7 +267,7 @@ func TestFileDownloadFaults(t *testing.T) {
 	file, err := b.GetFile(context.Background(), &bot.GetFileParams{FileID: sent.Document.FileID})
 	require.NoError(t, err)
 
-	srv.FailNext(tgfake.FileDownload, 1, 502, "", 0)
+	srv.FailNext(telegramtest.FileDownload, 1, 502, "", 0)
 	resp, _ := download(t, b.FileDownloadLink(file))
 	assert.Equal(t, http.StatusBadGateway, resp.StatusCode, "faults aimed at downloads apply to them")
 	resp, body := download(t, b.FileDownloadLink(file))
@@ -292,7 +292,7 @@ func TestUserMediaMisuse(t *testing.T) {
 			return err
 		}, "not registered"},
 		{"document to a missing topic", func() error {
-			_, err := srv.TryUserSendsDocument(forum, jane, "a.txt", "", []byte("a"), "", tgfake.InTopic(99))
+			_, err := srv.TryUserSendsDocument(forum, jane, "a.txt", "", []byte("a"), "", telegramtest.InTopic(99))
 			return err
 		}, "topic 99 does not exist"},
 	}

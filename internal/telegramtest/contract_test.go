@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // These tests drive the fake with the real go-telegram/bot client, so the
@@ -83,7 +83,7 @@ func TestMessageIDsAreSharedPerChat(t *testing.T) {
 	require.NoError(t, err)
 	other, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: int64(group), Text: "hello group"})
 	require.NoError(t, err)
-	assert.Equal(t, tgfake.MessageID(1), user.ID)
+	assert.Equal(t, telegramtest.MessageID(1), user.ID)
 	assert.Equal(t, 2, sent.ID, "user and bot messages share the chat's counter")
 	assert.Equal(t, 1, other.ID, "every chat counts from its own start")
 
@@ -91,7 +91,7 @@ func TestMessageIDsAreSharedPerChat(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, reply.ReplyToMessage)
 	assert.Equal(t, "hi", reply.ReplyToMessage.Text)
-	stored, _ := srv.Message(dm, tgfake.MessageID(reply.ID))
+	stored, _ := srv.Message(dm, telegramtest.MessageID(reply.ID))
 	assert.Equal(t, user.ID, stored.ReplyTo)
 }
 
@@ -115,7 +115,7 @@ func TestEditSemantics(t *testing.T) {
 	edited, err = b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: int64(dm), MessageID: sent.ID, Text: "still working"})
 	require.NoError(t, err, "dropping the keyboard is a modification")
 	assert.Nil(t, edited.ReplyMarkup, "editMessageText without reply_markup removes the keyboard")
-	m, _ := srv.Message(dm, tgfake.MessageID(sent.ID))
+	m, _ := srv.Message(dm, telegramtest.MessageID(sent.ID))
 	assert.Nil(t, m.Keyboard)
 	assert.Equal(t, 2, m.EditCount)
 
@@ -153,8 +153,8 @@ func TestEditMessageReplyMarkup(t *testing.T) {
 }
 
 func TestDeleteMessage(t *testing.T) {
-	clock := tgfake.NewManualClock(time.Time{})
-	srv := newFake(t, tgfake.WithClock(clock.Now))
+	clock := telegramtest.NewManualClock(time.Time{})
+	srv := newFake(t, telegramtest.WithClock(clock.Now))
 	b := newBot(t, srv)
 	ctx := context.Background()
 	sent, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: int64(dm), Text: "bye", ReplyMarkup: keyboardOf([]string{"x"})})
@@ -169,7 +169,7 @@ func TestDeleteMessage(t *testing.T) {
 	_, err = b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: int64(dm), MessageID: sent.ID, Text: "again"})
 	require.ErrorIs(t, err, bot.ErrorBadRequest)
 	assert.Contains(t, err.Error(), "message to edit not found")
-	_, err = srv.TryUserPresses(dm, tgfake.User{}, tgfake.MessageID(sent.ID), "x")
+	_, err = srv.TryUserPresses(dm, telegramtest.User{}, telegramtest.MessageID(sent.ID), "x")
 	assert.ErrorContains(t, err, "deleted")
 
 	old, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: int64(dm), Text: "old"})
@@ -261,10 +261,10 @@ func TestForumTopics(t *testing.T) {
 
 	// A reply in General carries a thread id but is not a topic message.
 	general := srv.UserSends(forum, jane, "question")
-	reply := srv.UserSends(forum, jane, "follow-up", tgfake.ReplyingTo(general.ID))
-	assert.Equal(t, tgfake.ThreadID(general.ID), reply.Thread)
+	reply := srv.UserSends(forum, jane, "follow-up", telegramtest.ReplyingTo(general.ID))
+	assert.Equal(t, telegramtest.ThreadID(general.ID), reply.Thread)
 	assert.False(t, reply.IsTopic)
-	inTopic := srv.UserSends(forum, jane, "topic msg", tgfake.InTopic(topic))
+	inTopic := srv.UserSends(forum, jane, "topic msg", telegramtest.InTopic(topic))
 	assert.True(t, inTopic.IsTopic)
 }
 
@@ -312,14 +312,14 @@ func TestChatActionsCommandsAndDrafts(t *testing.T) {
 	assert.Contains(t, err.Error(), "wrong parameter action in request")
 	actions := srv.ChatActions()
 	require.Len(t, actions, 1)
-	assert.Equal(t, tgfake.ChatAction{Chat: forum, Thread: topic, Action: "typing", Time: actions[0].Time}, actions[0])
+	assert.Equal(t, telegramtest.ChatAction{Chat: forum, Thread: topic, Action: "typing", Time: actions[0].Time}, actions[0])
 
 	_, err = b.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: []models.BotCommand{{Command: "new", Description: "new session"}, {Command: "stop", Description: "stop"}}})
 	require.NoError(t, err)
 	got, err := b.GetMyCommands(ctx, &bot.GetMyCommandsParams{})
 	require.NoError(t, err)
 	assert.Equal(t, []models.BotCommand{{Command: "new", Description: "new session"}, {Command: "stop", Description: "stop"}}, got)
-	assert.Equal(t, []tgfake.BotCommand{{Command: "new", Description: "new session"}, {Command: "stop", Description: "stop"}}, srv.Commands())
+	assert.Equal(t, []telegramtest.BotCommand{{Command: "new", Description: "new session"}, {Command: "stop", Description: "stop"}}, srv.Commands())
 	_, err = b.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: []models.BotCommand{{Command: "New", Description: "x"}}})
 	require.ErrorIs(t, err, bot.ErrorBadRequest)
 	assert.Contains(t, err.Error(), "BOT_COMMAND_INVALID")
@@ -357,7 +357,7 @@ func (c collector) next(t *testing.T) *models.Update {
 	}
 }
 
-func startBot(t *testing.T, srv *tgfake.Server, opts ...bot.Option) (collector, context.CancelFunc) {
+func startBot(t *testing.T, srv *telegramtest.Server, opts ...bot.Option) (collector, context.CancelFunc) {
 	t.Helper()
 	got := make(collector, 16)
 	b := newBot(t, srv, append([]bot.Option{bot.WithDefaultHandler(got.handle), bot.WithNotAsyncHandlers()}, opts...)...)
@@ -370,14 +370,14 @@ func startBot(t *testing.T, srv *tgfake.Server, opts ...bot.Option) (collector, 
 }
 
 func TestLongPollDeliversMessagesAndCallbacks(t *testing.T) {
-	clock := tgfake.NewManualClock(time.Time{})
-	srv := newFake(t, tgfake.WithClock(clock.Now))
+	clock := telegramtest.NewManualClock(time.Time{})
+	srv := newFake(t, telegramtest.WithClock(clock.Now))
 	got, _ := startBot(t, srv)
 	b := newBot(t, srv)
 	ctx := context.Background()
 
 	// Wait until the bot is parked in a long poll, so delivery is a wake-up.
-	srv.WaitFor(waitLimit, func(s *tgfake.Snapshot) bool {
+	srv.WaitFor(waitLimit, func(s *telegramtest.Snapshot) bool {
 		calls := s.CallsOf("getUpdates")
 		return len(calls) > 0 && calls[len(calls)-1].Status == 0
 	})
@@ -391,7 +391,7 @@ func TestLongPollDeliversMessagesAndCallbacks(t *testing.T) {
 
 	prompt, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: int64(dm), Text: "Allow?", ReplyMarkup: keyboardOf([]string{"ap:1", "dn:1"})})
 	require.NoError(t, err)
-	qid := srv.UserPresses(dm, tgfake.MessageID(prompt.ID), "ap:1")
+	qid := srv.UserPresses(dm, telegramtest.MessageID(prompt.ID), "ap:1")
 	u = got.next(t)
 	require.NotNil(t, u.CallbackQuery)
 	cq := u.CallbackQuery
@@ -408,15 +408,15 @@ func TestLongPollDeliversMessagesAndCallbacks(t *testing.T) {
 	_, err = b.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: cq.ID})
 	require.ErrorIs(t, err, bot.ErrorBadRequest)
 	assert.Contains(t, err.Error(), "query is too old and response timeout expired or query ID is invalid")
-	assert.Equal(t, []tgfake.CallbackAnswer{{QueryID: qid, Text: "approved", Time: clock.Now()}}, srv.CallbackAnswers())
+	assert.Equal(t, []telegramtest.CallbackAnswer{{QueryID: qid, Text: "approved", Time: clock.Now()}}, srv.CallbackAnswers())
 
-	late := srv.UserPresses(dm, tgfake.MessageID(prompt.ID), "dn:1")
+	late := srv.UserPresses(dm, telegramtest.MessageID(prompt.ID), "dn:1")
 	got.next(t)
-	clock.Advance(tgfake.DefaultCallbackTimeout)
+	clock.Advance(telegramtest.DefaultCallbackTimeout)
 	_, err = b.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: string(late)})
 	require.ErrorIs(t, err, bot.ErrorBadRequest, "answers after the deadline are refused")
 
-	_, err = srv.TryUserPresses(dm, tgfake.User{}, tgfake.MessageID(prompt.ID), "other")
+	_, err = srv.TryUserPresses(dm, telegramtest.User{}, telegramtest.MessageID(prompt.ID), "other")
 	assert.ErrorContains(t, err, "no button")
 }
 
@@ -428,8 +428,8 @@ func TestConfirmedUpdatesAreNotRedelivered(t *testing.T) {
 	assert.Equal(t, "one", got.next(t).Message.Text)
 	assert.Equal(t, "two", got.next(t).Message.Text)
 	// go-telegram/bot confirms with the offset of its next poll.
-	sn := srv.WaitFor(waitLimit, func(s *tgfake.Snapshot) bool { return len(s.Pending) == 0 })
-	assert.Equal(t, tgfake.UpdateID(100002), sn.ConfirmedOffset)
+	sn := srv.WaitFor(waitLimit, func(s *telegramtest.Snapshot) bool { return len(s.Pending) == 0 })
+	assert.Equal(t, telegramtest.UpdateID(100002), sn.ConfirmedOffset)
 	stop()
 
 	// A restarted bot without a persisted offset receives only new updates,
@@ -444,7 +444,7 @@ func TestConfirmedUpdatesAreNotRedelivered(t *testing.T) {
 	assert.Equal(t, 1, count(handed, 100001), "update %d (message %d) delivered once", 100001, second.ID)
 }
 
-func count(ids []tgfake.UpdateID, id tgfake.UpdateID) int {
+func count(ids []telegramtest.UpdateID, id telegramtest.UpdateID) int {
 	n := 0
 	for _, x := range ids {
 		if x == id {
@@ -471,7 +471,7 @@ func TestErrorTyping(t *testing.T) {
 	assert.Contains(t, tmr.Message, "Too Many Requests: retry after 7")
 	assert.False(t, errors.Is(err, bot.ErrorTooManyRequests), "the library does not wrap the sentinel")
 
-	srv.FailNextWith("sendMessage", 1, tgfake.Fault{Code: 400, Description: "Bad Request: group chat was upgraded to a supergroup chat", MigrateTo: -100999})
+	srv.FailNextWith("sendMessage", 1, telegramtest.Fault{Code: 400, Description: "Bad Request: group chat was upgraded to a supergroup chat", MigrateTo: -100999})
 	var mig *bot.MigrateError
 	require.ErrorAs(t, send(), &mig)
 	assert.Equal(t, -100999, mig.MigrateToChatID)

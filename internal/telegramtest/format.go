@@ -1,4 +1,4 @@
-package tgfake
+package telegramtest
 
 import (
 	"fmt"
@@ -159,7 +159,7 @@ func parseHTML(src string, strictAmp bool) (string, []Entity, error) {
 				continue
 			}
 			if strictAmp {
-				return "", nil, parseErrorf("bare \"&\" at byte offset %d must be written as \"&amp;\" (tgfake strict mode)", i)
+				return "", nil, parseErrorf("bare \"&\" at byte offset %d must be written as \"&amp;\" (telegramtest strict mode)", i)
 			}
 		}
 		if c != '<' {

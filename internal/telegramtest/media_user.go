@@ -1,4 +1,4 @@
-package tgfake
+package telegramtest
 
 import (
 	"bytes"
@@ -96,7 +96,7 @@ func (s *Server) UserSendsVoice(chat ChatID, user User, ogg []byte, seconds int,
 	f := &storedFile{mime: "audio/ogg", data: bytes.Clone(ogg), duration: seconds, dir: dirVoice, ext: "oga"}
 	m, err := s.postAsUser(chat, user, userContent{text: caption, files: []*storedFile{f}}, opts)
 	if err != nil {
-		s.t.Fatalf("tgfake: UserSendsVoice: %v", err)
+		s.t.Fatalf("telegramtest: UserSendsVoice: %v", err)
 	}
 	return m
 }
@@ -110,7 +110,7 @@ func (s *Server) UserSendsAudio(chat ChatID, user User, filename, mimeType strin
 	f := &storedFile{name: filename, mime: mimeType, data: bytes.Clone(data), duration: seconds, dir: dirAudio, ext: safeExt(filename)}
 	m, err := s.postAsUser(chat, user, userContent{text: caption, files: []*storedFile{f}}, opts)
 	if err != nil {
-		s.t.Fatalf("tgfake: UserSendsAudio: %v", err)
+		s.t.Fatalf("telegramtest: UserSendsAudio: %v", err)
 	}
 	return m
 }
@@ -122,7 +122,7 @@ func (s *Server) UserSendsVideoNote(chat ChatID, user User, mp4 []byte, seconds 
 	f := &storedFile{data: bytes.Clone(mp4), duration: seconds, dir: dirVideoNote, ext: "mp4"}
 	m, err := s.postAsUser(chat, user, userContent{files: []*storedFile{f}}, opts)
 	if err != nil {
-		s.t.Fatalf("tgfake: UserSendsVideoNote: %v", err)
+		s.t.Fatalf("telegramtest: UserSendsVideoNote: %v", err)
 	}
 	return m
 }
@@ -141,7 +141,7 @@ type AlbumItem struct {
 func (s *Server) UserSendsAlbum(chat ChatID, user User, items []AlbumItem, caption string, opts ...UserOption) []Message {
 	s.t.Helper()
 	if len(items) < 2 || len(items) > 10 {
-		s.t.Fatalf("tgfake: UserSendsAlbum: an album has 2 to 10 items, not %d", len(items))
+		s.t.Fatalf("telegramtest: UserSendsAlbum: an album has 2 to 10 items, not %d", len(items))
 	}
 	s.mu.Lock()
 	s.nextAlbum++
@@ -153,7 +153,7 @@ func (s *Server) UserSendsAlbum(chat ChatID, user User, items []AlbumItem, capti
 		if it.Photo != nil {
 			sizes, err := photoFiles(it.Photo)
 			if err != nil {
-				s.t.Fatalf("tgfake: UserSendsAlbum item %d: %v", i, err)
+				s.t.Fatalf("telegramtest: UserSendsAlbum item %d: %v", i, err)
 			}
 			files = sizes
 		} else {
@@ -169,7 +169,7 @@ func (s *Server) UserSendsAlbum(chat ChatID, user User, items []AlbumItem, capti
 		}
 		m, err := s.postAsUser(chat, user, userContent{text: text, files: files}, append(append([]UserOption(nil), opts...), InAlbum(group)))
 		if err != nil {
-			s.t.Fatalf("tgfake: UserSendsAlbum item %d: %v", i, err)
+			s.t.Fatalf("telegramtest: UserSendsAlbum item %d: %v", i, err)
 		}
 		out = append(out, m)
 	}
@@ -186,14 +186,14 @@ func (s *Server) UserEdits(chat ChatID, msg MessageID, text string) Message {
 	defer s.mu.Unlock()
 	c := s.chats[chat]
 	if c == nil {
-		s.t.Fatalf("tgfake: UserEdits: chat %d is not registered", chat)
+		s.t.Fatalf("telegramtest: UserEdits: chat %d is not registered", chat)
 	}
 	m := c.messages[msg]
 	switch {
 	case m == nil || m.Deleted:
-		s.t.Fatalf("tgfake: UserEdits: no message %d in chat %d", msg, chat)
+		s.t.Fatalf("telegramtest: UserEdits: no message %d in chat %d", msg, chat)
 	case m.FromBot:
-		s.t.Fatalf("tgfake: UserEdits: message %d is the bot's", msg)
+		s.t.Fatalf("telegramtest: UserEdits: message %d is the bot's", msg)
 	}
 	m.Raw, m.Text, m.Entities = text, text, commandEntities(text)
 	m.EditDate = s.now()

@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"bytes"
@@ -10,33 +10,33 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // waitLimit bounds every wait; it only matters when a test is failing.
 const waitLimit = 10 * time.Second
 
 const (
-	dm    tgfake.ChatID   = 111
-	group tgfake.ChatID   = -100200
-	forum tgfake.ChatID   = -100300
-	topic tgfake.ThreadID = 7
+	dm    telegramtest.ChatID   = 111
+	group telegramtest.ChatID   = -100200
+	forum telegramtest.ChatID   = -100300
+	topic telegramtest.ThreadID = 7
 )
 
-var jane = tgfake.User{ID: 111, FirstName: "Jane", Username: "jane"}
+var jane = telegramtest.User{ID: 111, FirstName: "Jane", Username: "jane"}
 
 // newFake starts a fake with a private chat, a supergroup and a forum.
-func newFake(t *testing.T, opts ...tgfake.Option) *tgfake.Server {
+func newFake(t *testing.T, opts ...telegramtest.Option) *telegramtest.Server {
 	t.Helper()
-	srv := tgfake.New(t, opts...)
-	srv.AddChat(tgfake.Chat{ID: dm, Type: tgfake.Private, FirstName: "Jane", Username: "jane"})
-	srv.AddChat(tgfake.Chat{ID: group, Type: tgfake.Supergroup, Title: "Team"})
-	srv.AddChat(tgfake.Chat{ID: forum, Type: tgfake.Supergroup, Title: "Forum", IsForum: true, Topics: []tgfake.ThreadID{topic}})
+	srv := telegramtest.New(t, opts...)
+	srv.AddChat(telegramtest.Chat{ID: dm, Type: telegramtest.Private, FirstName: "Jane", Username: "jane"})
+	srv.AddChat(telegramtest.Chat{ID: group, Type: telegramtest.Supergroup, Title: "Team"})
+	srv.AddChat(telegramtest.Chat{ID: forum, Type: telegramtest.Supergroup, Title: "Forum", IsForum: true, Topics: []telegramtest.ThreadID{topic}})
 	return srv
 }
 
 // newBot wires the real client to the fake the way the bridge will.
-func newBot(t *testing.T, srv *tgfake.Server, opts ...bot.Option) *bot.Bot {
+func newBot(t *testing.T, srv *telegramtest.Server, opts ...bot.Option) *bot.Bot {
 	t.Helper()
 	base := []bot.Option{
 		bot.WithServerURL(srv.URL()),
@@ -59,7 +59,7 @@ type rawResponse struct {
 }
 
 // postJSON calls a method with an application/json body.
-func postJSON(t *testing.T, srv *tgfake.Server, method string, params map[string]any) rawResponse {
+func postJSON(t *testing.T, srv *telegramtest.Server, method string, params map[string]any) rawResponse {
 	t.Helper()
 	body, err := json.Marshal(params)
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
-func sendDraft(b *bot.Bot, chat tgfake.ChatID, thread tgfake.ThreadID, id int, text string) error {
+func sendDraft(b *bot.Bot, chat telegramtest.ChatID, thread telegramtest.ThreadID, id int, text string) error {
 	_, err := b.SendMessageDraft(context.Background(), &bot.SendMessageDraftParams{
 		ChatID: int64(chat), MessageThreadID: int(thread), DraftID: strconv.Itoa(id), Text: text, ParseMode: models.ParseModeHTML,
 	})
@@ -26,14 +26,14 @@ func sendDraft(b *bot.Bot, chat tgfake.ChatID, thread tgfake.ThreadID, id int, t
 // message, and what the user sees is one ephemeral draft per chat, the
 // latest.
 func TestDraftContract(t *testing.T) {
-	clock := tgfake.NewManualClock(time.Time{})
-	srv := newFake(t, tgfake.WithClock(clock.Now))
+	clock := telegramtest.NewManualClock(time.Time{})
+	srv := newFake(t, telegramtest.WithClock(clock.Now))
 	b := newBot(t, srv)
 
 	refused := []struct {
 		name   string
-		chat   tgfake.ChatID
-		thread tgfake.ThreadID
+		chat   telegramtest.ChatID
+		thread telegramtest.ThreadID
 		id     int
 		text   string
 		desc   string
@@ -61,7 +61,7 @@ func TestDraftContract(t *testing.T) {
 	assert.Equal(t, int64(5), shown.DraftID)
 	require.NoError(t, sendDraft(b, dm, 0, 6, "Second reply"))
 	shown, _ = srv.ShownDraft(dm, 0)
-	assert.Equal(t, tgfake.Draft{Chat: dm, DraftID: 6, Text: "Second reply", Time: clock.Now()}, shown)
+	assert.Equal(t, telegramtest.Draft{Chat: dm, DraftID: 6, Text: "Second reply", Time: clock.Now()}, shown)
 	assert.Len(t, srv.Drafts(), 3, "every accepted call is kept for tests")
 
 	// Ephemeral: a bot message replaces it ...
@@ -77,7 +77,7 @@ func TestDraftContract(t *testing.T) {
 	assert.False(t, ok, "typing replaced the draft")
 	// ... and it fades without updates.
 	require.NoError(t, sendDraft(b, dm, 0, 8, "Fourth"))
-	clock.Advance(tgfake.DraftLifetime - time.Second)
+	clock.Advance(telegramtest.DraftLifetime - time.Second)
 	_, ok = srv.ShownDraft(dm, 0)
 	assert.True(t, ok)
 	clock.Advance(time.Second)
@@ -89,9 +89,9 @@ func TestDraftContract(t *testing.T) {
 // Drafts spend none of the flood windows of sends and edits; a chat under
 // a penalty refuses them like everything else.
 func TestDraftFloodContract(t *testing.T) {
-	clock := tgfake.NewManualClock(time.Time{})
-	srv := newFake(t, tgfake.WithClock(clock.Now))
-	srv.EnableFloodControl(tgfake.DefaultFloodLimits())
+	clock := telegramtest.NewManualClock(time.Time{})
+	srv := newFake(t, telegramtest.WithClock(clock.Now))
+	srv.EnableFloodControl(telegramtest.DefaultFloodLimits())
 	b := newBot(t, srv)
 	for i := range 20 {
 		require.NoError(t, sendDraft(b, dm, 0, 1, "word "+strconv.Itoa(i)))

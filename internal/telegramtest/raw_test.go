@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"encoding/json"
@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // pollRaw returns the raw entries of one getUpdates result.
-func pollRaw(t *testing.T, srv *tgfake.Server, params map[string]any) []json.RawMessage {
+func pollRaw(t *testing.T, srv *telegramtest.Server, params map[string]any) []json.RawMessage {
 	t.Helper()
 	r := postJSON(t, srv, "getUpdates", params)
 	var env struct {
@@ -48,8 +48,8 @@ func TestInjectRawUpdateIsSentVerbatim(t *testing.T) {
 
 func TestInjectRawEntryWithoutUpdateID(t *testing.T) {
 	srv := newFake(t)
-	id := srv.InjectRaw("broken", func(tgfake.UpdateID) json.RawMessage { return json.RawMessage(`{"message":{"text":"no id"}}`) })
-	nullID := srv.InjectRaw("null", func(tgfake.UpdateID) json.RawMessage { return json.RawMessage(`null`) })
+	id := srv.InjectRaw("broken", func(telegramtest.UpdateID) json.RawMessage { return json.RawMessage(`{"message":{"text":"no id"}}`) })
+	nullID := srv.InjectRaw("null", func(telegramtest.UpdateID) json.RawMessage { return json.RawMessage(`null`) })
 	assert.Equal(t, id+1, nullID)
 	got := pollRaw(t, srv, nil)
 	require.Len(t, got, 2)
@@ -62,7 +62,7 @@ func TestInjectRawEntryWithoutUpdateID(t *testing.T) {
 func TestWithRawFieldsMergesIntoARealMessage(t *testing.T) {
 	srv := newFake(t)
 	origin := json.RawMessage(`{"type":"story_author","date":1700000000}`)
-	m := srv.UserSends(dm, jane, "look at this", tgfake.WithRawFields(map[string]json.RawMessage{"forward_origin": origin}))
+	m := srv.UserSends(dm, jane, "look at this", telegramtest.WithRawFields(map[string]json.RawMessage{"forward_origin": origin}))
 	got := pollRaw(t, srv, nil)
 	require.Len(t, got, 1)
 	var u struct {
@@ -73,7 +73,7 @@ func TestWithRawFieldsMergesIntoARealMessage(t *testing.T) {
 	assert.Equal(t, int64(srv.Snapshot().Pending[0].ID), u.UpdateID)
 	assert.JSONEq(t, string(origin), string(u.Message["forward_origin"]))
 	assert.JSONEq(t, `"look at this"`, string(u.Message["text"]))
-	assert.JSONEq(t, itoa(tgfake.UpdateID(m.ID)), string(u.Message["message_id"]))
+	assert.JSONEq(t, itoa(telegramtest.UpdateID(m.ID)), string(u.Message["message_id"]))
 	stored, ok := srv.Message(dm, m.ID)
 	require.True(t, ok, "the message is in the chat like any other")
 	assert.Equal(t, "look at this", stored.Text)
@@ -87,17 +87,17 @@ func TestWithRawFieldsMergesIntoARealMessage(t *testing.T) {
 
 func TestRawInjectionRejectsInvalidJSON(t *testing.T) {
 	rec := &fatalRecorder{TB: t}
-	srv := tgfake.New(rec)
-	srv.AddChat(tgfake.Chat{ID: dm})
+	srv := telegramtest.New(rec)
+	srv.AddChat(telegramtest.Chat{ID: dm})
 	assert.Contains(t, rec.fatalOf(func() { srv.InjectRawUpdate("message", json.RawMessage(`{"text":`)) }), "not valid JSON",
 		"an invalid payload would break the whole response")
 	assert.Contains(t, rec.fatalOf(func() {
-		srv.UserSends(dm, jane, "hi", tgfake.WithRawFields(map[string]json.RawMessage{"text": json.RawMessage(`[`)}))
+		srv.UserSends(dm, jane, "hi", telegramtest.WithRawFields(map[string]json.RawMessage{"text": json.RawMessage(`[`)}))
 	}), "not valid JSON")
 	assert.Empty(t, srv.Snapshot().Pending)
 }
 
-func itoa(id tgfake.UpdateID) string {
+func itoa(id telegramtest.UpdateID) string {
 	b, _ := json.Marshal(id)
 	return string(b)
 }

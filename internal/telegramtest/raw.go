@@ -1,4 +1,4 @@
-package tgfake
+package telegramtest
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ func (s *Server) InjectRaw(kind string, build func(id UpdateID) json.RawMessage)
 	id, err := s.enqueueRawLocked(kind, build, Update{})
 	s.mu.Unlock()
 	if err != nil {
-		s.t.Fatalf("tgfake: InjectRaw: %v", err)
+		s.t.Fatalf("telegramtest: InjectRaw: %v", err)
 	}
 	return id
 }

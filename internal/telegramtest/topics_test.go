@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 func TestCreateForumTopic(t *testing.T) {
-	const managed tgfake.ChatID = -100400
+	const managed telegramtest.ChatID = -100400
 	srv := newFake(t)
-	srv.AddChat(tgfake.Chat{ID: managed, Type: tgfake.Supergroup, Title: "Work", IsForum: true, BotCanManageTopics: true})
+	srv.AddChat(telegramtest.Chat{ID: managed, Type: telegramtest.Supergroup, Title: "Work", IsForum: true, BotCanManageTopics: true})
 	b := newBot(t, srv)
 	ctx := context.Background()
 
@@ -24,16 +24,16 @@ func TestCreateForumTopic(t *testing.T) {
 	require.NoError(t, err, "decoded by the real client")
 	assert.Equal(t, "api · feature", topic.Name)
 	assert.Greater(t, topic.MessageThreadID, int(before.ID), "a topic's id is its creation message's, after the messages before it")
-	assert.Equal(t, tgfake.TopicIconColors[0], topic.IconColor)
-	assert.Equal(t, []tgfake.ForumTopic{{Chat: managed, ThreadID: tgfake.ThreadID(topic.MessageThreadID), Name: "api · feature", IconColor: topic.IconColor}},
+	assert.Equal(t, telegramtest.TopicIconColors[0], topic.IconColor)
+	assert.Equal(t, []telegramtest.ForumTopic{{Chat: managed, ThreadID: telegramtest.ThreadID(topic.MessageThreadID), Name: "api · feature", IconColor: topic.IconColor}},
 		srv.Topics())
 
 	// The new topic takes messages both ways.
 	msg, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: int64(managed), MessageThreadID: topic.MessageThreadID, Text: "in the new topic"})
 	require.NoError(t, err)
 	assert.True(t, msg.IsTopicMessage)
-	in := srv.UserSends(managed, jane, "from a user", tgfake.InTopic(tgfake.ThreadID(topic.MessageThreadID)))
-	assert.Equal(t, tgfake.ThreadID(topic.MessageThreadID), in.Thread)
+	in := srv.UserSends(managed, jane, "from a user", telegramtest.InTopic(telegramtest.ThreadID(topic.MessageThreadID)))
+	assert.Equal(t, telegramtest.ThreadID(topic.MessageThreadID), in.Thread)
 
 	colored, err := b.CreateForumTopic(ctx, &bot.CreateForumTopicParams{ChatID: int64(managed), Name: "web", IconColor: 0xFB6F5F})
 	require.NoError(t, err)

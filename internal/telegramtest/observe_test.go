@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // fatalRecorder is a testing.TB whose Fatalf records the message and ends
@@ -47,20 +47,20 @@ func (r *fatalRecorder) fatalOf(f func()) string {
 
 func TestTestSideMisuseFailsTheTest(t *testing.T) {
 	rec := &fatalRecorder{TB: t}
-	srv := tgfake.New(rec)
-	srv.AddChat(tgfake.Chat{ID: dm})
+	srv := telegramtest.New(rec)
+	srv.AddChat(telegramtest.Chat{ID: dm})
 	b := newBot(t, srv)
 	msg, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: int64(dm), Text: "x", ReplyMarkup: keyboardOf([]string{"ok"})})
 	require.NoError(t, err)
 
-	assert.Empty(t, rec.fatalOf(func() { srv.UserPresses(dm, tgfake.MessageID(msg.ID), "ok") }))
-	assert.Contains(t, rec.fatalOf(func() { srv.UserPresses(dm, tgfake.MessageID(msg.ID), "stale") }), "no button")
+	assert.Empty(t, rec.fatalOf(func() { srv.UserPresses(dm, telegramtest.MessageID(msg.ID), "ok") }))
+	assert.Contains(t, rec.fatalOf(func() { srv.UserPresses(dm, telegramtest.MessageID(msg.ID), "stale") }), "no button")
 	assert.Contains(t, rec.fatalOf(func() { srv.UserPresses(dm, 99, "ok") }), "no such message")
 	assert.Contains(t, rec.fatalOf(func() { srv.UserSends(999, jane, "hi") }), "not registered")
-	assert.Contains(t, rec.fatalOf(func() { srv.UserSends(dm, jane, "hi", tgfake.InTopic(3)) }), "topic 3 does not exist")
-	assert.Contains(t, rec.fatalOf(func() { srv.AddChat(tgfake.Chat{ID: dm}) }), "registered twice")
+	assert.Contains(t, rec.fatalOf(func() { srv.UserSends(dm, jane, "hi", telegramtest.InTopic(3)) }), "topic 3 does not exist")
+	assert.Contains(t, rec.fatalOf(func() { srv.AddChat(telegramtest.Chat{ID: dm}) }), "registered twice")
 	assert.Contains(t, rec.fatalOf(func() {
-		srv.WaitFor(time.Millisecond, func(*tgfake.Snapshot) bool { return false })
+		srv.WaitFor(time.Millisecond, func(*telegramtest.Snapshot) bool { return false })
 	}), "context deadline exceeded")
 }
 
@@ -87,7 +87,7 @@ func TestConcurrentClientsGetUniqueIDs(t *testing.T) {
 	const perChat = 15
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*perChat)
-	for _, chat := range []tgfake.ChatID{dm, group} {
+	for _, chat := range []telegramtest.ChatID{dm, group} {
 		for i := range perChat {
 			wg.Add(1)
 			go func() {
@@ -97,7 +97,7 @@ func TestConcurrentClientsGetUniqueIDs(t *testing.T) {
 			}()
 		}
 	}
-	srv.WaitFor(waitLimit, func(s *tgfake.Snapshot) bool {
+	srv.WaitFor(waitLimit, func(s *telegramtest.Snapshot) bool {
 		return len(s.Messages(dm)) == perChat && len(s.Messages(group)) == perChat
 	})
 	wg.Wait()
@@ -105,7 +105,7 @@ func TestConcurrentClientsGetUniqueIDs(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	for _, chat := range []tgfake.ChatID{dm, group} {
+	for _, chat := range []telegramtest.ChatID{dm, group} {
 		var ids []int
 		for _, m := range srv.Messages(chat) {
 			ids = append(ids, int(m.ID))

@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // fixture is one request/response pair in testdata/, written by hand from the
@@ -41,8 +41,8 @@ var volatile = map[string]bool{
 // also decoded with go-telegram/bot's models, so a fixture cannot drift away
 // from what the real client accepts either.
 func TestResponsesMatchDocFixtures(t *testing.T) {
-	clock := tgfake.NewManualClock(time.Time{})
-	srv := newFake(t, tgfake.WithClock(clock.Now))
+	clock := telegramtest.NewManualClock(time.Time{})
+	srv := newFake(t, telegramtest.WithClock(clock.Now))
 	setup := map[string]func(){
 		"03_getUpdates.json": func() {
 			srv.UserSends(dm, jane, "/start")
@@ -50,7 +50,7 @@ func TestResponsesMatchDocFixtures(t *testing.T) {
 		},
 		"05_editMessageText.json": func() { clock.Advance(time.Second) },
 		"11_sendMessage_flood.json": func() {
-			srv.EnableFloodControl(tgfake.DefaultFloodLimits())
+			srv.EnableFloodControl(telegramtest.DefaultFloodLimits())
 			for range 3 {
 				postJSON(t, srv, "sendMessage", map[string]any{"chat_id": dm, "text": "burst"}).result(t)
 			}

@@ -1,4 +1,4 @@
-package tgfake_test
+package telegramtest_test
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // updateIDs extracts update_id values from a raw getUpdates result.
@@ -43,7 +43,7 @@ func TestGetUpdatesOffsetsAndLimits(t *testing.T) {
 	assert.Equal(t, []float64{100003}, poll(nil))
 	assert.Equal(t, []float64{}, poll(map[string]any{"offset": 100004}))
 	sn := srv.Snapshot()
-	assert.Equal(t, tgfake.UpdateID(100004), sn.ConfirmedOffset)
+	assert.Equal(t, telegramtest.UpdateID(100004), sn.ConfirmedOffset)
 	assert.Empty(t, sn.Pending)
 }
 
@@ -51,7 +51,7 @@ func TestAllowedUpdatesPersistAndFilterAtCreation(t *testing.T) {
 	srv := newFake(t)
 	prompt := postJSON(t, srv, "sendMessage", map[string]any{"chat_id": dm, "text": "pick", "reply_markup": map[string]any{
 		"inline_keyboard": [][]map[string]any{{{"text": "A", "callback_data": "a"}}}}})
-	msgID := tgfake.MessageID(prompt.result(t).(map[string]any)["message_id"].(float64))
+	msgID := telegramtest.MessageID(prompt.result(t).(map[string]any)["message_id"].(float64))
 
 	assert.Equal(t, []float64{}, updateIDs(t, postJSON(t, srv, "getUpdates", map[string]any{"allowed_updates": []string{"callback_query"}})))
 	srv.UserSends(dm, jane, "ignored")
@@ -70,7 +70,7 @@ func TestLongPollBlocksUntilAnUpdateArrives(t *testing.T) {
 	srv := newFake(t)
 	done := make(chan rawResponse, 1)
 	go func() { done <- postJSONNoAssert(srv, "getUpdates", `{"timeout":30}`) }()
-	srv.WaitFor(waitLimit, func(s *tgfake.Snapshot) bool {
+	srv.WaitFor(waitLimit, func(s *telegramtest.Snapshot) bool {
 		c := s.CallsOf("getUpdates")
 		return len(c) == 1 && c[0].Status == 0
 	})
@@ -97,7 +97,7 @@ func TestSecondPollerTerminatesTheFirst(t *testing.T) {
 	go func() { done <- postJSONNoAssert(srv, "getUpdates", `{"timeout":30}`) }()
 	// Wait until the first poll is registered as waiting, not just logged:
 	// a second poll arriving before that would be the earlier one.
-	srv.WaitFor(waitLimit, func(s *tgfake.Snapshot) bool {
+	srv.WaitFor(waitLimit, func(s *telegramtest.Snapshot) bool {
 		c := s.CallsOf("getUpdates")
 		return len(c) == 1 && c[0].Status == 0 && s.LongPolling
 	})
@@ -127,7 +127,7 @@ func TestCloseUnblocksLongPoll(t *testing.T) {
 	srv := newFake(t)
 	done := make(chan rawResponse, 1)
 	go func() { done <- postJSONNoAssert(srv, "getUpdates", `{"timeout":50}`) }()
-	srv.WaitFor(waitLimit, func(s *tgfake.Snapshot) bool { return len(s.CallsOf("getUpdates")) == 1 })
+	srv.WaitFor(waitLimit, func(s *telegramtest.Snapshot) bool { return len(s.CallsOf("getUpdates")) == 1 })
 	srv.Close()
 	r := <-done
 	assert.Equal(t, 200, r.Status)
@@ -135,7 +135,7 @@ func TestCloseUnblocksLongPoll(t *testing.T) {
 }
 
 // postJSONNoAssert is postJSON for goroutines other than the test's.
-func postJSONNoAssert(srv *tgfake.Server, method, body string) rawResponse {
+func postJSONNoAssert(srv *telegramtest.Server, method, body string) rawResponse {
 	resp, err := http.Post(srv.URL()+"/bot"+srv.Token()+"/"+method, "application/json", strings.NewReader(body))
 	if err != nil {
 		return rawResponse{Text: []byte(err.Error())}
@@ -169,13 +169,13 @@ func TestParameterEncodings(t *testing.T) {
 	msgs := srv.Messages(dm)
 	require.Len(t, msgs, 2)
 	assert.Equal(t, "form", msgs[0].Text)
-	assert.Equal(t, []tgfake.Entity{{Type: "bold", Length: 4}}, msgs[0].Entities)
-	assert.Equal(t, [][]tgfake.Button{{{Text: "A", CallbackData: "a"}}}, msgs[0].Keyboard)
+	assert.Equal(t, []telegramtest.Entity{{Type: "bold", Length: 4}}, msgs[0].Entities)
+	assert.Equal(t, [][]telegramtest.Button{{{Text: "A", CallbackData: "a"}}}, msgs[0].Keyboard)
 	assert.Equal(t, "query", msgs[1].Text)
 
 	calls := srv.Calls()
 	require.Len(t, calls, 3)
-	assert.Equal(t, tgfake.ChatID(111), calls[0].Chat)
+	assert.Equal(t, telegramtest.ChatID(111), calls[0].Chat)
 	assert.Equal(t, "HTML", calls[0].Params["parse_mode"])
 	assert.JSONEq(t, `{"inline_keyboard":[[{"text":"A","callback_data":"a"}]]}`, calls[0].Params["reply_markup"])
 }
