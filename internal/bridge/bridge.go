@@ -16,6 +16,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/ingress"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
@@ -56,7 +57,7 @@ type Bridge struct {
 
 	bot         *bot.Bot
 	out         *outbox.Outbox
-	offsets     *offsetTracker
+	offsets     *ingress.Offsets
 	botUsername string
 
 	runCtx   context.Context
@@ -66,15 +67,13 @@ type Bridge struct {
 	actors   sync.WaitGroup
 	draining atomic.Bool
 	fatal    chan error
-	ready    sync.Once
-	progress pollProgress   // is the update loop making progress
-	notes    updateNotes    // what the update guard learned, per update id
-	client   *http.Client   // Telegram's: the Bot API and file downloads
-	ignored  ignoreLog      // rate limit of refusal logs (groups.go)
-	conflict conflictStreak // 409s in a row (conflict.go)
-	albums   albumMemory    // albums addressed to the bot in groups (batch.go)
-	away     bridgeAway     // usage, budgets, retries after a limit, schedules (away.go)
-	versions cliVersions    // CLI versions seen in turns (world.go)
+	loop     *ingress.Loop          // the update guard and the update loop's liveness
+	client   *http.Client           // Telegram's: the Bot API and file downloads
+	ignored  ignoreLog              // rate limit of refusal logs (groups.go)
+	conflict ingress.ConflictStreak // 409s in a row (conflict.go)
+	albums   albumMemory            // albums addressed to the bot in groups (batch.go)
+	away     bridgeAway             // usage, budgets, retries after a limit, schedules (away.go)
+	versions cliVersions            // CLI versions seen in turns (world.go)
 }
 
 // New prepares a bridge; Run starts it.
@@ -84,7 +83,7 @@ func New(opts Options) (*Bridge, error) {
 	}
 	b := &Bridge{opts: opts, log: opts.Logger,
 		chats: map[state.ChatKey]*chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
-		away: newBridgeAway(opts.Clock)}
+		away: newBridgeAway(opts.Clock), loop: ingress.NewLoop(opts.Logger, opts.Ready)}
 	b.store = newStateWrites(opts.Store, b)
 	b.cfg.Store(opts.Config)
 	return b, nil
@@ -114,7 +113,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("run bridge: %w", err)
 	}
-	b.offsets = newOffsetTracker(b.store, offset, handled)
+	b.offsets = ingress.NewOffsets(b.store, offset, handled)
 
 	poll := cfg.Telegram.PollTimeout.Std()
 	client := &http.Client{Timeout: poll + 15*time.Second}
@@ -126,7 +125,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	client.Transport = pollGuard{next: base, b: b}
+	client.Transport = b.loop.Transport(base)
 	b.client = client
 	b.bot, err = bot.New(cfg.Telegram.BotToken.Reveal(),
 		bot.WithServerURL(cfg.Telegram.APIURL),
@@ -162,6 +161,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	b.mu.Lock() // Shutdown may run concurrently when a stop comes during start-up
 	b.out = out
 	b.mu.Unlock()
+	b.loop.SetCalls(out)
 
 	b.runCtx = ctx
 	defer b.startUploadPruner(ctx)() // uploads.go
@@ -291,8 +291,8 @@ func (b *Bridge) Stats() Stats {
 // skipped; skipped and repaired ones are logged, and each gets a debug line.
 // note is what the update guard learned about it. The error reports a
 // routing panic.
-func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note updateNote) (err error) {
-	if !b.offsets.begin(u.ID) {
+func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note ingress.Note) (err error) {
+	if !b.offsets.Begin(u.ID) {
 		b.log.Debug().Int64("update_id", u.ID).Msg("dropping an update already handled")
 		return nil
 	}
@@ -317,10 +317,23 @@ func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note update
 		b.logRepaired(u, note)
 		routed = b.routeEdit(u.ID, u.EditedMessage) // phone.go
 	default:
-		b.logUnrouted(u, note)
+		note.LogUnrouted(b.log, u)
 	}
 	b.log.Debug().Int64("update_id", u.ID).Bool("routed", routed).Msg("update handled")
 	return nil
+}
+
+// logRepaired logs an update routed without the parts the library could
+// not decode, at warn level only when an allowed user sent it.
+func (b *Bridge) logRepaired(u *models.Update, note ingress.Note) {
+	var from int64
+	switch {
+	case u.Message != nil && u.Message.From != nil:
+		from = u.Message.From.ID
+	case u.CallbackQuery != nil:
+		from = u.CallbackQuery.From.ID
+	}
+	note.LogRepaired(b.log, u, from != 0 && b.allowedUser(from))
 }
 
 func (b *Bridge) finishUpdate(id int64) {
@@ -328,7 +341,7 @@ func (b *Bridge) finishUpdate(id int64) {
 	if err := b.store.ForgetDeferredUpdate(ctx, id); err != nil {
 		b.log.Error().Err(err).Int64("update_id", id).Msg("forget a handled message")
 	}
-	if err := b.offsets.finish(ctx, id); err != nil {
+	if err := b.offsets.Finish(ctx, id); err != nil {
 		b.log.Error().Err(err).Int64("update_id", id).Msg("persist update offset")
 	}
 }
@@ -381,7 +394,7 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 		b.log.Error().Err(err).Int64("update_id", updateID).Msg("keep a message until it is handled")
 	}
 	if b.draining.Load() {
-		if cmd, ok := parseCommand(m.Text, m.Entities, b.botUsername); !ok || (cmd.Name != "cancel" && cmd.Name != "status") {
+		if cmd, ok := ingress.ParseCommand(m.Text, m.Entities, b.botUsername); !ok || (cmd.Name != "cancel" && cmd.Name != "status") {
 			text := "⏸ untether is restarting. I will handle this message when I am back, in a moment."
 			if err != nil {
 				text = "⏸ untether is restarting and could not keep this message. Please send it again in a minute."
@@ -420,7 +433,7 @@ func (b *Bridge) replayDeferred(ctx context.Context) {
 			_ = b.store.ForgetDeferredUpdate(ctx, d.UpdateID)
 			continue
 		}
-		_ = b.handleUpdate(ctx, &u, updateNote{kind: "message"}) // a panic is logged; the update is finished either way
+		_ = b.handleUpdate(ctx, &u, ingress.MessageNote()) // a panic is logged; the update is finished either way
 	}
 	if len(deferred) > 0 {
 		b.log.Info().Int("messages", len(deferred)).Msg("handling messages the previous run received but did not handle")

@@ -10,6 +10,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/ingress"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/runner"
@@ -322,7 +323,7 @@ func (c *chat) onMessage(m *models.Message) {
 	// had blocked the bot wrote to it): forget the outbox's 403 verdict, or
 	// the answer would be dropped until the cooldown ends.
 	c.b.out.Unblock(int64(c.key.Chat))
-	if cmd, ok := parseCommand(m.Text, m.Entities, c.b.botUsername); ok {
+	if cmd, ok := ingress.ParseCommand(m.Text, m.Entities, c.b.botUsername); ok {
 		c.onCommand(cmd, m)
 		return
 	}

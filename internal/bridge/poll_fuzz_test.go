@@ -108,12 +108,12 @@ func logLinesOf(log, msg string) []logLine {
 // line naming it, and the daemon stays healthy. The seed corpus runs as a
 // normal test.
 func FuzzPollLoopNeverStalls(f *testing.F) {
-	for _, s := range bridge.HostileSeeds() {
+	for _, s := range telegramtest.HostileSeeds() {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := newPollRig(t)
-		batch := bridge.HostileBatch(data, int64(mallory), int64(mallory))
+		batch := telegramtest.HostileBatch(data, int64(mallory), int64(mallory))
 		kinds := map[telegramtest.UpdateID]string{}
 		noID := 0
 		for _, u := range batch {

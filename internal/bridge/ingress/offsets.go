@@ -1,4 +1,4 @@
-package bridge
+package ingress
 
 import (
 	"context"
@@ -6,19 +6,19 @@ import (
 	"sync"
 )
 
-// offsetStore is the slice of the state store the tracker needs.
-type offsetStore interface {
+// OffsetStore is the slice of the state store Offsets needs.
+type OffsetStore interface {
 	SetLastUpdateID(ctx context.Context, id int64) error
 	MarkUpdateHandled(ctx context.Context, id int64) error
 }
 
-// offsetTracker decides which update ids count as handled. Chats handle
+// Offsets decides which update ids count as handled. Chats handle
 // updates concurrently, so an update is confirmed to Telegram (via the
 // persisted offset) only when every earlier one is done too; ids done
 // beyond that watermark are remembered, so a restart that receives them
 // again drops them instead of handling them twice.
-type offsetTracker struct {
-	store offsetStore
+type Offsets struct {
+	store OffsetStore
 
 	mu       sync.Mutex
 	offset   int64              // every update <= offset is handled
@@ -26,8 +26,8 @@ type offsetTracker struct {
 	done     map[int64]struct{} // done, above offset
 }
 
-func newOffsetTracker(store offsetStore, offset int64, handledAbove []int64) *offsetTracker {
-	t := &offsetTracker{store: store, offset: offset, inflight: map[int64]struct{}{}, done: map[int64]struct{}{}}
+func NewOffsets(store OffsetStore, offset int64, handledAbove []int64) *Offsets {
+	t := &Offsets{store: store, offset: offset, inflight: map[int64]struct{}{}, done: map[int64]struct{}{}}
 	for _, id := range handledAbove {
 		t.done[id] = struct{}{}
 	}
@@ -36,7 +36,7 @@ func newOffsetTracker(store offsetStore, offset int64, handledAbove []int64) *of
 
 // begin registers an update; it reports false for one already handled or
 // in flight (a redelivery), which must be dropped.
-func (t *offsetTracker) begin(id int64) bool {
+func (t *Offsets) Begin(id int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if id <= t.offset {
@@ -53,7 +53,7 @@ func (t *offsetTracker) begin(id int64) bool {
 }
 
 // finish marks an update handled and persists what changed.
-func (t *offsetTracker) finish(ctx context.Context, id int64) error {
+func (t *Offsets) Finish(ctx context.Context, id int64) error {
 	newOffset, advanced, keep := t.markDone(id)
 	if keep {
 		if err := t.store.MarkUpdateHandled(ctx, id); err != nil {
@@ -70,11 +70,11 @@ func (t *offsetTracker) finish(ctx context.Context, id int64) error {
 // dropped unseen (strangers): the watermark moves, and is persisted with
 // the next update finished normally. After a crash a skipped update may
 // come again, and is skipped again.
-func (t *offsetTracker) skip(id int64) { t.markDone(id) }
+func (t *Offsets) Skip(id int64) { t.markDone(id) }
 
 // markDone records id as done and advances the watermark; it reports the
 // new watermark, whether it moved, and whether id stays above it.
-func (t *offsetTracker) markDone(id int64) (newOffset int64, advanced, keep bool) {
+func (t *Offsets) markDone(id int64) (newOffset int64, advanced, keep bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.inflight, id)
@@ -107,7 +107,7 @@ func (t *offsetTracker) markDone(id int64) (newOffset int64, advanced, keep bool
 }
 
 // current returns the watermark.
-func (t *offsetTracker) current() int64 {
+func (t *Offsets) Current() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.offset

@@ -1,4 +1,4 @@
-package bridge
+package ingress
 
 import (
 	"encoding/json"
@@ -51,7 +51,7 @@ func msgUpdate(id int, extra string) string {
 }
 
 // guardOne runs a single update through the guard and the library's decoder.
-func guardOne(t *testing.T, raw string) (*models.Update, updateNote) {
+func guardOne(t *testing.T, raw string) (*models.Update, Note) {
 	t.Helper()
 	g, err := guardUpdates(batchOf(raw))
 	require.NoError(t, err)
@@ -68,7 +68,7 @@ func guardOne(t *testing.T, raw string) (*models.Update, updateNote) {
 	return got[0], g.notes[id]
 }
 
-func repairedPaths(n updateNote) []string {
+func repairedPaths(n Note) []string {
 	var out []string
 	for _, r := range n.repairs {
 		out = append(out, r.Action+" "+r.Path)
@@ -85,11 +85,11 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 	cases := []struct {
 		name  string
 		raw   string
-		check func(t *testing.T, u *models.Update, n updateNote)
+		check func(t *testing.T, u *models.Update, n Note)
 	}{{
 		name: "MessageOrigin in forward_origin",
 		raw:  msgUpdate(1, `"text":"look at this","forward_origin":`+origin),
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			require.NotNil(t, u.Message)
 			assert.Equal(t, "look at this", u.Message.Text)
 			require.NotNil(t, u.Message.ForwardOrigin, "still marked as forwarded")
@@ -102,7 +102,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 	}, {
 		name: "MessageOrigin in external_reply.origin",
 		raw:  msgUpdate(2, `"text":"replying","external_reply":{"origin":`+origin+`,"message_id":9}`),
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			assert.Equal(t, "replying", u.Message.Text)
 			require.NotNil(t, u.Message.ExternalReply)
 			assert.Equal(t, 9, u.Message.ExternalReply.MessageID)
@@ -112,7 +112,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 	}, {
 		name: "MessageOrigin of a known type with a broken sender",
 		raw:  msgUpdate(3, `"text":"fwd","forward_origin":{"type":"user","date":1,"sender_user":"alice"}`),
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			assert.Equal(t, "fwd", u.Message.Text)
 			require.NotNil(t, u.Message.ForwardOrigin)
 			assert.Equal(t, models.MessageOriginTypeUser, u.Message.ForwardOrigin.Type, "the known variant is kept")
@@ -122,7 +122,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 		name: "PaidMedia in paid_media",
 		raw: msgUpdate(4, `"caption":"paid pics","paid_media":{"star_count":5,"paid_media":[`+
 			`{"type":"preview","width":10},{"type":"hologram","depth":3},{"type":"photo","photo":[]}]}`),
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			assert.Equal(t, "paid pics", u.Message.Caption)
 			require.NotNil(t, u.Message.PaidMedia)
 			assert.Equal(t, 5, u.Message.PaidMedia.StarCount)
@@ -135,7 +135,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 		name: "PaidMedia in external_reply.paid_media",
 		raw: msgUpdate(5, `"text":"about that","external_reply":{"origin":{"type":"hidden_user","date":1,"sender_user_name":"X"},`+
 			`"paid_media":{"star_count":1,"paid_media":[{"type":"hologram"}]}}`),
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			assert.Equal(t, "about that", u.Message.Text)
 			require.NotNil(t, u.Message.ExternalReply)
 			assert.Equal(t, "X", u.Message.ExternalReply.Origin.MessageOriginHiddenUser.SenderUserName)
@@ -144,7 +144,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 	}, {
 		name: "BackgroundType in chat_background_set",
 		raw:  msgUpdate(6, `"chat_background_set":{"type":{"type":"animated_scene","scene":"rain"}}`),
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			require.NotNil(t, u.Message, "the service message still arrives")
 			assert.Equal(t, 5, u.Message.ID)
 			assert.Nil(t, u.Message.ChatBackgroundSet, "a background of unknown type cannot be kept half-read")
@@ -153,7 +153,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 	}, {
 		name: "BackgroundFill inside a fill background",
 		raw:  msgUpdate(7, `"chat_background_set":{"type":{"type":"fill","fill":{"type":"plasma"},"dark_theme_dimming":10}}`),
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			require.NotNil(t, u.Message)
 			assert.Nil(t, u.Message.ChatBackgroundSet)
 			assert.Contains(t, n.repairs[0].Err, "unsupported BackgroundFill type")
@@ -161,14 +161,14 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 	}, {
 		name: "BackgroundFill inside a pattern background",
 		raw:  msgUpdate(8, `"chat_background_set":{"type":{"type":"pattern","fill":{"type":"plasma"},"intensity":3,"document":{"file_id":"f","file_unique_id":"u"}}}`),
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			require.NotNil(t, u.Message)
 			assert.Nil(t, u.Message.ChatBackgroundSet)
 		},
 	}, {
 		name: "MaybeInaccessibleMessage in pinned_message holding a poison",
 		raw:  msgUpdate(9, `"pinned_message":{"message_id":3,"chat":`+testChat+`,"date":1700000000,"text":"pinned text","forward_origin":`+origin+`}`),
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			require.NotNil(t, u.Message.PinnedMessage)
 			require.NotNil(t, u.Message.PinnedMessage.Message, "the pinned message is repaired, not dropped")
 			assert.Equal(t, "pinned text", u.Message.PinnedMessage.Message.Text)
@@ -177,7 +177,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 	}, {
 		name: "MaybeInaccessibleMessage in pinned_message with an unreadable date",
 		raw:  msgUpdate(10, `"pinned_message":{"message_id":3,"chat":`+testChat+`,"date":"yesterday"}`),
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			require.NotNil(t, u.Message)
 			assert.Nil(t, u.Message.PinnedMessage)
 			assert.Equal(t, []string{"dropped message.pinned_message"}, repairedPaths(n))
@@ -186,7 +186,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 		name: "MaybeInaccessibleMessage in callback_query.message holding a poison",
 		raw: `{"update_id":11,"callback_query":{"id":"q1","from":` + testUser + `,"chat_instance":"ci","data":"a:tok",` +
 			`"message":{"message_id":3,"chat":` + testChat + `,"date":1700000000,"text":"approve?","forward_origin":` + origin + `}}}`,
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			require.NotNil(t, u.CallbackQuery)
 			assert.Equal(t, "a:tok", u.CallbackQuery.Data, "the press survives")
 			assert.Equal(t, int64(1001), u.CallbackQuery.From.ID)
@@ -198,7 +198,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 		name: "MaybeInaccessibleMessage in callback_query.message that cannot be read",
 		raw: `{"update_id":12,"callback_query":{"id":"q2","from":` + testUser + `,"chat_instance":"ci","data":"c:tok",` +
 			`"message":{"message_id":3,"chat":` + testChat + `,"date":[1]}}}`,
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			assert.Nil(t, u.CallbackQuery, "a press from a chat nobody can read is skipped, not refused as a stranger's")
 			assert.Equal(t, []string{"dropped callback_query"}, repairedPaths(n))
 		},
@@ -206,7 +206,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 		name: "ReactionType in message_reaction",
 		raw: `{"update_id":13,"message_reaction":{"chat":` + testChat + `,"message_id":3,"date":1,` +
 			`"old_reaction":[{"type":"emoji","emoji":"👍"}],"new_reaction":[{"type":"sticker_reaction","id":"x"},{"type":"paid"}]}}`,
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			require.NotNil(t, u.MessageReaction)
 			assert.Len(t, u.MessageReaction.OldReaction, 1)
 			require.Len(t, u.MessageReaction.NewReaction, 1)
@@ -218,7 +218,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 		name: "ReactionType in message_reaction_count",
 		raw: `{"update_id":14,"message_reaction_count":{"chat":` + testChat + `,"message_id":3,"date":1,` +
 			`"reactions":[{"type":{"type":"sticker_reaction"},"total_count":2},{"type":{"type":"emoji","emoji":"🔥"},"total_count":1}]}}`,
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			require.NotNil(t, u.MessageReactionCount)
 			require.Len(t, u.MessageReactionCount.Reactions, 1)
 			assert.Equal(t, 1, u.MessageReactionCount.Reactions[0].TotalCount)
@@ -228,7 +228,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 		name: "ChatMember in my_chat_member",
 		raw: `{"update_id":15,"my_chat_member":{"chat":` + testChat + `,"from":` + testUser + `,"date":1,` +
 			`"old_chat_member":{"status":"member","user":` + testUser + `},"new_chat_member":{"status":"ghost","user":` + testUser + `}}}`,
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			assert.Nil(t, u.MyChatMember, "a member change of unknown status cannot be kept half-read")
 			assert.Equal(t, "my_chat_member", n.kind)
 			assert.Equal(t, []string{"dropped my_chat_member"}, repairedPaths(n))
@@ -237,7 +237,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 		name: "ChatMember in chat_member",
 		raw: `{"update_id":16,"chat_member":{"chat":` + testChat + `,"from":` + testUser + `,"date":1,` +
 			`"old_chat_member":{"status":"ghost","user":` + testUser + `},"new_chat_member":{"status":"left","user":` + testUser + `}}}`,
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			assert.Nil(t, u.ChatMember)
 			assert.Equal(t, []string{"dropped chat_member"}, repairedPaths(n))
 		},
@@ -245,7 +245,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 		name: "ChatBoostSource in chat_boost",
 		raw: `{"update_id":17,"chat_boost":{"chat":` + testChat + `,"boost":{"boost_id":"b","add_date":1,"expiration_date":2,` +
 			`"source":{"source":"stars_purchase","user":` + testUser + `}}}}`,
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			assert.Nil(t, u.ChatBoost, "a boost whose source cannot be read cannot be kept half-read")
 			assert.Equal(t, []string{"dropped chat_boost"}, repairedPaths(n))
 		},
@@ -253,7 +253,7 @@ func TestGuardUnknownUnionVariants(t *testing.T) {
 		name: "ChatBoostSource in removed_chat_boost",
 		raw: `{"update_id":18,"removed_chat_boost":{"chat":` + testChat + `,"boost_id":"b","remove_date":1,` +
 			`"source":{"source":"stars_purchase"}}}`,
-		check: func(t *testing.T, u *models.Update, n updateNote) {
+		check: func(t *testing.T, u *models.Update, n Note) {
 			assert.Nil(t, u.RemovedChatBoost)
 			assert.Equal(t, []string{"dropped removed_chat_boost"}, repairedPaths(n))
 		},
@@ -392,7 +392,7 @@ func TestGuardBatch(t *testing.T) {
 	t.Run("an update of no kind the library knows passes, noted", func(t *testing.T) {
 		g, err := guardUpdates(batchOf(`{"update_id":20,"guest_message":{"text":"hi"}}`))
 		require.NoError(t, err)
-		assert.Equal(t, updateNote{kind: "guest_message"}, g.notes[20])
+		assert.Equal(t, Note{kind: "guest_message"}, g.notes[20])
 	})
 	t.Run("an update the repairer gives up on becomes its bare id", func(t *testing.T) {
 		defer func(d int) { repairDepthLimit = d }(repairDepthLimit)
@@ -414,7 +414,7 @@ func TestGuardBatch(t *testing.T) {
 	} {
 		t.Run("unreadable: "+name, func(t *testing.T) {
 			_, err := guardUpdates([]byte(body))
-			assert.True(t, errors.Is(err, errUndecodableBatch), "%v", err)
+			assert.True(t, errors.Is(err, ErrUndecodableBatch), "%v", err)
 		})
 	}
 	t.Run("an error envelope passes untouched for the library to report", func(t *testing.T) {

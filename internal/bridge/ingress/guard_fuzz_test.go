@@ -1,4 +1,4 @@
-package bridge
+package ingress
 
 import (
 	"encoding/json"
@@ -9,40 +9,23 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// hostileSeeds reaches every template of hostileBatch with a few variants
-// each, plus batches of several entries. Byte 0 sets the batch size, then
-// per entry: the text's length and bytes, the count of extra members, the
-// template, and what the template draws.
-func hostileSeeds() [][]byte {
-	var seeds [][]byte
-	tails := [][]byte{nil, {1, 2, 3, 4, 5, 6, 7, 8}, {3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, {0xff, 0xfe, 0x80, 'x', 0, 9, 200, 17, 33, 2, 1}}
-	for tmpl := range 13 {
-		for _, tail := range tails {
-			seeds = append(seeds, append([]byte{0, 0, 0, byte(tmpl)}, tail...))
-		}
-	}
-	seeds = append(seeds,
-		[]byte("\x04several updates in one batch, all different \x00\x01\x02\x03\x05\x07\x0b\x0d"),
-		[]byte{4, 2, 'h', 'i', 1, 'k', 1, 0, 12, 0, 3, 1, 'a', 0, 5, 9, 9, 1, 0, 0, 0, 7, 1, 1, 1},
-	)
-	return seeds
-}
+	"github.com/untether/untether/internal/telegramtest"
+)
 
 // FuzzGuardUpdates: whatever unions of unknown variants, wrong types and
 // unconfirmable entries a batch holds, the guard hands the library a body
 // it decodes, with every readable update exactly once and in id order, and
 // the user's content still in it.
 func FuzzGuardUpdates(f *testing.F) {
-	for _, s := range hostileSeeds() {
+	for _, s := range telegramtest.HostileSeeds() {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		batch := hostileBatch(data, 1001, 1001)
+		batch := telegramtest.HostileBatch(data, 1001, 1001)
 		var entries []string
 		var ids []int64
-		byID := map[int64]hostileUpdate{}
+		byID := map[int64]telegramtest.HostileUpdate{}
 		for i, u := range batch {
 			id := int64(500 + i)
 			entries = append(entries, string(u.Build(id)))
@@ -56,7 +39,7 @@ func FuzzGuardUpdates(f *testing.F) {
 		}
 		g, err := guardUpdates(batchOf(entries...))
 		if len(ids) == 0 {
-			require.True(t, errors.Is(err, errUndecodableBatch), "a batch of unconfirmable entries is an error: %v", err)
+			require.True(t, errors.Is(err, ErrUndecodableBatch), "a batch of unconfirmable entries is an error: %v", err)
 			return
 		}
 		require.NoError(t, err)
@@ -103,9 +86,9 @@ func FuzzGuardRawBody(f *testing.F) {
 	f.Add([]byte(`{"ok":true,"result":[{"update_id":2,"callback_query":{"id":"q","from":{"id":1},"message":{"date":"x"}}},{"update_id":1}]}`))
 	f.Add([]byte(`{"ok":false,"error_code":502,"description":"Bad Gateway"}`))
 	f.Add([]byte(`<html>`))
-	for _, s := range hostileSeeds()[:8] {
+	for _, s := range telegramtest.HostileSeeds()[:8] {
 		var entries []string
-		for i, u := range hostileBatch(s, 1, 1) {
+		for i, u := range telegramtest.HostileBatch(s, 1, 1) {
 			entries = append(entries, string(u.Build(int64(i))))
 		}
 		f.Add(batchOf(entries...))

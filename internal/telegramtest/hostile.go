@@ -1,4 +1,4 @@
-package bridge
+package telegramtest
 
 import (
 	"encoding/json"
@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// hostileUpdate is one getUpdates entry made by hostileBatch.
-type hostileUpdate struct {
+// HostileUpdate is one getUpdates entry made by HostileBatch.
+type HostileUpdate struct {
 	// Build renders the entry for the update id the server assigns.
 	Build func(id int64) []byte
 	Kind  string // what the entry claims to be
@@ -153,14 +153,14 @@ func (s *fuzzSource) boostSource() string {
 	return s.union("source", []string{"premium", "gift_code", "giveaway"}, `"user":{"id":7,"is_bot":false,"first_name":"S"}`, `"giveaway_message_id":1`)
 }
 
-// hostileBatch builds one to five getUpdates entries from data: messages and
+// HostileBatch builds one to five getUpdates entries from data: messages and
 // callback queries from user in chat carrying unions of unknown or mangled
 // variants, updates of kinds the bridge does not ask for, values of the
 // wrong type, and entries without an update_id.
-func hostileBatch(data []byte, user, chat int64) []hostileUpdate {
+func HostileBatch(data []byte, user, chat int64) []HostileUpdate {
 	s := &fuzzSource{data: data}
 	n := 1 + s.intn(5)
-	out := make([]hostileUpdate, 0, n)
+	out := make([]HostileUpdate, 0, n)
 	from := fmt.Sprintf(`{"id":%d,"is_bot":false,"first_name":"Fuzz"}`, user)
 	chatJSON := fmt.Sprintf(`{"id":%d,"type":"private","first_name":"Fuzz"}`, chat)
 	message := func(id int64, content string, extra ...string) string {
@@ -177,33 +177,33 @@ func hostileBatch(data []byte, user, chat int64) []hostileUpdate {
 		for range s.intn(3) {
 			extras = append(extras, quote("x_"+s.word())+":"+s.value(2))
 		}
-		var u hostileUpdate
+		var u HostileUpdate
 		switch s.intn(13) {
 		case 0:
 			origin := s.origin()
-			u = hostileUpdate{Kind: "message", Want: text, Build: func(id int64) []byte {
+			u = HostileUpdate{Kind: "message", Want: text, Build: func(id int64) []byte {
 				return wrap("message", message(id, textMember, append(extras, `"forward_origin":`+origin)...))(id)
 			}}
 		case 1:
 			pm := s.paidMedia()
-			u = hostileUpdate{Kind: "message", Want: text, Build: func(id int64) []byte {
+			u = HostileUpdate{Kind: "message", Want: text, Build: func(id int64) []byte {
 				return wrap("message", message(id, `"caption":`+quote(text), `"paid_media":`+pm))(id)
 			}}
 		case 2:
 			fill := s.union("type", []string{"solid", "gradient", "freeform_gradient"}, `"color":1`, `"colors":[1,2]`)
 			bg := s.union("type", []string{"fill", "wallpaper", "pattern", "chat_theme"}, `"fill":`+fill, `"dark_theme_dimming":1`, `"theme_name":"t"`, `"document":{"file_id":"d","file_unique_id":"u"}`)
-			u = hostileUpdate{Kind: "message", Build: func(id int64) []byte {
+			u = HostileUpdate{Kind: "message", Build: func(id int64) []byte {
 				return wrap("message", message(id, `"chat_background_set":{"type":`+bg+`}`))(id)
 			}}
 		case 3:
 			origin, pm := s.origin(), s.paidMedia()
-			u = hostileUpdate{Kind: "message", Want: text, Build: func(id int64) []byte {
+			u = HostileUpdate{Kind: "message", Want: text, Build: func(id int64) []byte {
 				return wrap("message", message(id, textMember, `"external_reply":{"origin":`+origin+`,"paid_media":`+pm+`}`))(id)
 			}}
 		case 4:
 			date := []string{"0", "1700000000", s.value(1)}[s.intn(3)]
 			origin := s.origin()
-			u = hostileUpdate{Kind: "message", Want: text, Build: func(id int64) []byte {
+			u = HostileUpdate{Kind: "message", Want: text, Build: func(id int64) []byte {
 				pinned := fmt.Sprintf(`{"message_id":1,"chat":%s,"date":%s,"text":"pinned","forward_origin":%s}`, chatJSON, date, origin)
 				return wrap("message", message(id, textMember, `"pinned_message":`+pinned))(id)
 			}}
@@ -212,36 +212,36 @@ func hostileBatch(data []byte, user, chat int64) []hostileUpdate {
 			origin := s.origin()
 			pick := s.intn(3)
 			date := []string{"0", "1700000000", s.value(1)}[pick]
-			u = hostileUpdate{Kind: "callback_query", Want: data, MaySkip: pick == 2, Build: func(id int64) []byte {
+			u = HostileUpdate{Kind: "callback_query", Want: data, MaySkip: pick == 2, Build: func(id int64) []byte {
 				msg := fmt.Sprintf(`{"message_id":1,"chat":%s,"date":%s,"text":"q","forward_origin":%s}`, chatJSON, date, origin)
 				return wrap("callback_query", fmt.Sprintf(`{"id":"q%d","from":%s,"chat_instance":"ci","data":%s,"message":%s}`, id, from, quote(data), msg))(id)
 			}}
 		case 6:
 			oldR, newR := s.reactions(), s.reactions()
-			u = hostileUpdate{Kind: "message_reaction", Build: wrap("message_reaction",
+			u = HostileUpdate{Kind: "message_reaction", Build: wrap("message_reaction",
 				fmt.Sprintf(`{"chat":%s,"message_id":1,"date":1,"user":%s,"old_reaction":%s,"new_reaction":%s}`, chatJSON, from, oldR, newR))}
 		case 7:
 			r := s.union("type", []string{"emoji", "custom_emoji", "paid"}, `"emoji":"🔥"`)
-			u = hostileUpdate{Kind: "message_reaction_count", Build: wrap("message_reaction_count",
+			u = HostileUpdate{Kind: "message_reaction_count", Build: wrap("message_reaction_count",
 				fmt.Sprintf(`{"chat":%s,"message_id":1,"date":1,"reactions":[{"type":%s,"total_count":2}]}`, chatJSON, r))}
 		case 8:
 			kind := []string{"my_chat_member", "chat_member"}[s.intn(2)]
 			oldM, newM := s.member(), s.member()
-			u = hostileUpdate{Kind: kind, Build: wrap(kind,
+			u = HostileUpdate{Kind: kind, Build: wrap(kind,
 				fmt.Sprintf(`{"chat":%s,"from":%s,"date":1,"old_chat_member":%s,"new_chat_member":%s}`, chatJSON, from, oldM, newM))}
 		case 9:
 			src := s.boostSource()
 			if s.intn(2) == 0 {
-				u = hostileUpdate{Kind: "chat_boost", Build: wrap("chat_boost",
+				u = HostileUpdate{Kind: "chat_boost", Build: wrap("chat_boost",
 					fmt.Sprintf(`{"chat":%s,"boost":{"boost_id":"b","add_date":1,"expiration_date":2,"source":%s}}`, chatJSON, src))}
 			} else {
-				u = hostileUpdate{Kind: "removed_chat_boost", Build: wrap("removed_chat_boost",
+				u = HostileUpdate{Kind: "removed_chat_boost", Build: wrap("removed_chat_boost",
 					fmt.Sprintf(`{"chat":%s,"boost_id":"b","remove_date":1,"source":%s}`, chatJSON, src))}
 			}
 		case 10:
 			kind := canonical("future_" + s.word())
 			payload := s.value(3)
-			u = hostileUpdate{Kind: kind, Build: wrap(kind, payload)}
+			u = HostileUpdate{Kind: kind, Build: wrap(kind, payload)}
 		case 11:
 			// A value of the wrong type in one member of an otherwise plain
 			// message; the text survives unless it is the one hit.
@@ -251,16 +251,36 @@ func hostileBatch(data []byte, user, chat int64) []hostileUpdate {
 			if member == "text" {
 				content, want = `"text":`+bad, "" // survives only if the value happens to be a string
 			}
-			u = hostileUpdate{Kind: "message", Want: want, Build: func(id int64) []byte {
+			u = HostileUpdate{Kind: "message", Want: want, Build: func(id int64) []byte {
 				return wrap("message", message(id, content))(id)
 			}}
 		default:
 			// An entry the library cannot confirm: no update_id, a null, a
 			// number, a string id.
 			entry := []string{`null`, `42`, `{"message":{"text":"lost"}}`, `{"update_id":"7","message":{}}`, `{"update_id":1.5}`}[s.intn(5)]
-			u = hostileUpdate{Kind: "", NoID: true, Build: func(int64) []byte { return []byte(entry) }}
+			u = HostileUpdate{Kind: "", NoID: true, Build: func(int64) []byte { return []byte(entry) }}
 		}
 		out = append(out, u)
 	}
 	return out
 }
+
+// HostileSeeds reaches every template of HostileBatch with a few variants
+// each, plus batches of several entries. Byte 0 sets the batch size, then
+// per entry: the text's length and bytes, the count of extra members, the
+// template, and what the template draws.
+func HostileSeeds() [][]byte {
+	var seeds [][]byte
+	tails := [][]byte{nil, {1, 2, 3, 4, 5, 6, 7, 8}, {3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, {0xff, 0xfe, 0x80, 'x', 0, 9, 200, 17, 33, 2, 1}}
+	for tmpl := range 13 {
+		for _, tail := range tails {
+			seeds = append(seeds, append([]byte{0, 0, 0, byte(tmpl)}, tail...))
+		}
+	}
+	seeds = append(seeds,
+		[]byte("\x04several updates in one batch, all different \x00\x01\x02\x03\x05\x07\x0b\x0d"),
+		[]byte{4, 2, 'h', 'i', 1, 'k', 1, 0, 12, 0, 3, 1, 'a', 0, 5, 9, 9, 1, 0, 0, 0, 7, 1, 1, 1},
+	)
+	return seeds
+}
+

@@ -1,4 +1,4 @@
-package bridge
+package ingress
 
 import (
 	"bytes"
@@ -30,9 +30,9 @@ import (
 // readable update_id cannot be confirmed and are dropped; a batch made only
 // of those fails, so the library backs off and liveness notices.
 
-// updateNote is what the guard learned about one update; the bridge logs it
-// when it handles the update.
-type updateNote struct {
+// Note is what the guard learned about one update; the bridge logs it
+// when it handles the update (LogRepaired, LogUnrouted).
+type Note struct {
 	kind    string   // the update's kind as sent: "message", "callback_query", …
 	repairs []repair // what was dropped or replaced to decode it
 	skipErr error    // nothing could be recovered; the library saw a bare id
@@ -44,13 +44,13 @@ type guardedBatch struct {
 	passed     bool   // an error envelope, passed on untouched
 	count      int    // updates handed on
 	maxID      int64  // highest update_id handed on, if count > 0
-	notes      map[int64]updateNote
+	notes      map[int64]Note
 	unreadable []string // excerpts of dropped elements without an update_id
 }
 
-// errUndecodableBatch marks a getUpdates response from which no update can
+// ErrUndecodableBatch marks a getUpdates response from which no update can
 // be confirmed.
-var errUndecodableBatch = errors.New("undecodable getUpdates response")
+var ErrUndecodableBatch = errors.New("undecodable getUpdates response")
 
 // guardUpdates rewrites the body of a successful getUpdates response.
 func guardUpdates(body []byte) (guardedBatch, error) {
@@ -59,7 +59,7 @@ func guardUpdates(body []byte) (guardedBatch, error) {
 		Result json.RawMessage `json:"result"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
-		return guardedBatch{}, fmt.Errorf("%w: %v", errUndecodableBatch, err)
+		return guardedBatch{}, fmt.Errorf("%w: %v", ErrUndecodableBatch, err)
 	}
 	if !env.OK {
 		return guardedBatch{body: body, passed: true}, nil // the library reports the API error
@@ -67,14 +67,14 @@ func guardUpdates(body []byte) (guardedBatch, error) {
 	var elems []json.RawMessage
 	if len(env.Result) > 0 {
 		if err := json.Unmarshal(env.Result, &elems); err != nil {
-			return guardedBatch{}, fmt.Errorf("%w: result is not a list: %v", errUndecodableBatch, err)
+			return guardedBatch{}, fmt.Errorf("%w: result is not a list: %v", ErrUndecodableBatch, err)
 		}
 	}
 	type kept struct {
 		id  int64
 		raw []byte
 	}
-	g := guardedBatch{notes: map[int64]updateNote{}}
+	g := guardedBatch{notes: map[int64]Note{}}
 	out := make([]kept, 0, len(elems))
 	for _, e := range elems {
 		id, ok := updateIDOf(e)
@@ -90,7 +90,7 @@ func guardUpdates(body []byte) (guardedBatch, error) {
 	}
 	if len(elems) > 0 && len(out) == 0 {
 		return guardedBatch{unreadable: g.unreadable},
-			fmt.Errorf("%w: none of its %d updates has a readable update_id", errUndecodableBatch, len(elems))
+			fmt.Errorf("%w: none of its %d updates has a readable update_id", ErrUndecodableBatch, len(elems))
 	}
 	// The library takes the offset from the last update of a batch: in id
 	// order, that is the highest one.
@@ -113,8 +113,8 @@ func guardUpdates(body []byte) (guardedBatch, error) {
 
 // guardUpdate returns an update the library can decode, and what had to be
 // done to get it.
-func guardUpdate(id int64, raw []byte) ([]byte, updateNote) {
-	note := updateNote{kind: kindOf(raw)}
+func guardUpdate(id int64, raw []byte) ([]byte, Note) {
+	note := Note{kind: kindOf(raw)}
 	// A message must also encode again: the bridge keeps it that way until
 	// its chat has handled it.
 	r := &repairer{encodable: note.kind == "message"}
@@ -177,19 +177,19 @@ func excerpt(raw []byte) string {
 // note whose update never reaches the handler is eventually forgotten.
 type updateNotes struct {
 	mu sync.Mutex
-	m  map[int64]updateNote
+	m  map[int64]Note
 }
 
 const maxUpdateNotes = 4096
 
-func (n *updateNotes) add(notes map[int64]updateNote) {
+func (n *updateNotes) add(notes map[int64]Note) {
 	if len(notes) == 0 {
 		return
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.m == nil {
-		n.m = map[int64]updateNote{}
+		n.m = map[int64]Note{}
 	}
 	for id, note := range notes {
 		n.m[id] = note
@@ -206,7 +206,7 @@ func (n *updateNotes) add(notes map[int64]updateNote) {
 	}
 }
 
-func (n *updateNotes) take(id int64) updateNote {
+func (n *updateNotes) take(id int64) Note {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	note := n.m[id]
