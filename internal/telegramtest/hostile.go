@@ -283,4 +283,3 @@ func HostileSeeds() [][]byte {
 	)
 	return seeds
 }
-
