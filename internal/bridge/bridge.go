@@ -16,6 +16,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/durable"
 	"github.com/untether/untether/internal/bridge/ingress"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
@@ -53,7 +54,7 @@ type Bridge struct {
 	opts  Options
 	cfg   atomic.Pointer[config.Config]
 	log   zerolog.Logger
-	store *stateWrites // the state store; refused writes are kept (state_writes.go)
+	store *durable.Writes // the state store; refused writes are kept (durable)
 
 	bot         *bot.Bot
 	out         *outbox.Outbox
@@ -84,7 +85,7 @@ func New(opts Options) (*Bridge, error) {
 	b := &Bridge{opts: opts, log: opts.Logger,
 		chats: map[state.ChatKey]*chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
 		away: newBridgeAway(opts.Clock), loop: ingress.NewLoop(opts.Logger, opts.Ready)}
-	b.store = newStateWrites(opts.Store, b)
+	b.store = durable.New(opts.Store, opts.Logger, stateChats{b})
 	b.cfg.Store(opts.Config)
 	return b, nil
 }
@@ -103,7 +104,7 @@ func (b *Bridge) Reload(c *config.Config) {
 // turns get until drainCtx ends to finish, queued messages are flushed.
 func (b *Bridge) Run(ctx context.Context) error {
 	cfg := b.Config()
-	b.store.bind(ctx)
+	b.store.Bind(ctx)
 	b.killLeftovers(ctx) // procs.go: before anything spawns
 	offset, err := b.store.LastUpdateID(ctx)
 	if err != nil {
@@ -258,8 +259,8 @@ func (b *Bridge) Shutdown(ctx context.Context) error {
 	}
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushBudget)
 	defer cancel()
-	b.withdrawStateNotices(flushCtx, out) // state_faults.go
-	defer b.store.saveKept()              // after the flush, which acks journaled sends
+	b.store.WithdrawNotices(flushCtx, out)
+	defer b.store.SaveKept() // after the flush, which acks journaled sends
 	if err := out.Close(flushCtx); err != nil {
 		return errors.Join(stopErr, fmt.Errorf("flush outbox: %w", err))
 	}
@@ -501,8 +502,8 @@ func (e redactedError) Error() string { return e.msg }
 func (e redactedError) Unwrap() error { return e.err }
 
 // journal adapts the state store to the outbox's durability hook. A send
-// the store refuses to journal goes out unjournaled (stateWrites).
-type journal struct{ store *stateWrites }
+// the store refuses to journal goes out unjournaled (durable.Writes).
+type journal struct{ store *durable.Writes }
 
 func (j journal) Save(ctx context.Context, key outbox.ChatKey, kind string, payload []byte) (outbox.JournalID, error) {
 	id, err := j.store.EnqueueOutbox(ctx, state.OutboxItem{Key: state.ChatKey{Chat: state.ChatID(key.Chat), Thread: state.ThreadID(key.Thread)},
@@ -520,6 +521,35 @@ func botCommands() []models.BotCommand {
 		out = append(out, models.BotCommand{Command: c.Command, Description: c.Description})
 	}
 	return out
+}
+
+// stateChats tells the state writes about the chats (durable.Chats).
+type stateChats struct{ b *Bridge }
+
+// Busy lists the chats with a turn or an approval open: a refused write of
+// the update offset puts their messages at risk.
+func (s stateChats) Busy() []state.ChatKey {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	var keys []state.ChatKey
+	for key, c := range s.b.chats {
+		if r, p := c.counts(); r+p > 0 {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// Refresh makes chat key's state notice match the fault episode, on the
+// chat's actor. A chat without an actor has nothing on screen to keep in
+// step, and its next message creates one that shows the notice if needed.
+func (s stateChats) Refresh(key state.ChatKey) {
+	s.b.mu.Lock()
+	c := s.b.chats[key]
+	s.b.mu.Unlock()
+	if c != nil {
+		c.post(item{fn: func() { s.b.store.SyncNotice(c.ctx(), s.b.out, c.key, c.outKey) }})
+	}
 }
 
 // CheckToken calls getMe with the configured token and returns the bot's

@@ -10,6 +10,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/durable"
 	"github.com/untether/untether/internal/bridge/ingress"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
@@ -158,7 +159,7 @@ func (c *chat) shutdown(ctx context.Context) {
 
 func (c *chat) ctx() context.Context {
 	// The key tells a refused state write which chat it puts at risk.
-	return withChatKey(c.log.WithContext(context.WithoutCancel(c.b.runCtx)), c.key)
+	return durable.WithChatKey(c.log.WithContext(context.WithoutCancel(c.b.runCtx)), c.key)
 }
 
 func (c *chat) run(ctx context.Context) {

@@ -1,4 +1,4 @@
-package bridge
+package durable
 
 import (
 	"context"
@@ -8,13 +8,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/untether/untether/internal/bridge/state"
 )
 
-// stateWrites is the state store as the bridge writes to it. A write the
+// Writes is the state store as the bridge writes to it. A write the
 // storage refuses (state.ErrStorage: a full disk, a read-only file system)
 // does not fail the caller: it is kept in memory, in order, and written
-// again once the storage takes writes (state_faults.go runs that), so the
+// again once the storage takes writes (faults.go runs that), so the
 // chat goes on and nothing is lost unless the daemon stops first. Writes
 // to a slot (one chat's record, one live message, one approval) that has
 // kept writes waiting are kept behind them, so their order holds; a write
@@ -23,9 +25,10 @@ import (
 //
 // Reads, and the writes the bridge makes only at start-up, go straight to
 // the embedded store.
-type stateWrites struct {
+type Writes struct {
 	*state.Store
-	b *Bridge
+	log   zerolog.Logger
+	chats Chats
 
 	mu      sync.Mutex
 	kept    []*keptWrite
@@ -75,13 +78,22 @@ type keptWrite struct {
 // one kept write per turn, so this is thousands of turns.
 const maxKeptWrites = 10000
 
-func newStateWrites(s *state.Store, b *Bridge) *stateWrites {
-	return &stateWrites{Store: s, b: b, bySlot: map[string]int{}, notices: map[state.ChatKey]*stateNotice{},
+// Chats is what the writes need to know of the chats: which have work in
+// flight (a refused offset write puts their messages at risk), and how to
+// have one bring its notice in step (Writes.SyncNotice, on its actor).
+type Chats interface {
+	Busy() []state.ChatKey
+	Refresh(key state.ChatKey)
+}
+
+// New wraps s; log gets one line per kind of refused write.
+func New(s *state.Store, log zerolog.Logger, chats Chats) *Writes {
+	return &Writes{Store: s, log: log, chats: chats, bySlot: map[string]int{}, notices: map[state.ChatKey]*stateNotice{},
 		ctx: context.Background(), kick: make(chan struct{}, 1)}
 }
 
-// bind sets the context that ends the retry loop (the bridge's run).
-func (w *stateWrites) bind(ctx context.Context) {
+// Bind sets the context that ends the retry loop (the bridge's run).
+func (w *Writes) Bind(ctx context.Context) {
 	w.mu.Lock()
 	w.ctx = ctx
 	w.mu.Unlock()
@@ -89,7 +101,7 @@ func (w *stateWrites) bind(ctx context.Context) {
 
 // write runs do for op unless its slot has kept writes waiting (it is kept
 // behind them). A refused write is kept, reported, and reads as done.
-func (w *stateWrites) write(ctx context.Context, op writeOp, do func(context.Context) error) error {
+func (w *Writes) write(ctx context.Context, op writeOp, do func(context.Context) error) error {
 	w.mu.Lock()
 	if !op.replaces && !op.once && w.bySlot[op.slot] > 0 {
 		w.keepLocked(op, do)
@@ -122,7 +134,7 @@ func (w *stateWrites) write(ctx context.Context, op writeOp, do func(context.Con
 	return nil
 }
 
-func (w *stateWrites) keepLocked(op writeOp, do func(context.Context) error) {
+func (w *Writes) keepLocked(op writeOp, do func(context.Context) error) {
 	if op.replaces {
 		w.dropSlotLocked(op.slot)
 	}
@@ -130,14 +142,14 @@ func (w *stateWrites) keepLocked(op writeOp, do func(context.Context) error) {
 		dropped := w.kept[0]
 		w.kept = w.kept[1:]
 		w.bySlot[dropped.op.slot]--
-		w.b.log.Error().Str("kind", string(dropped.op.kind)).Int("kept", len(w.kept)).
+		w.log.Error().Str("kind", string(dropped.op.kind)).Int("kept", len(w.kept)).
 			Msg("too many state writes wait for the disk; dropping the oldest")
 	}
 	w.kept = append(w.kept, &keptWrite{op: op, do: do})
 	w.bySlot[op.slot]++
 }
 
-func (w *stateWrites) dropSlotLocked(slot string) {
+func (w *Writes) dropSlotLocked(slot string) {
 	if w.bySlot[slot] == 0 {
 		return
 	}
@@ -157,23 +169,23 @@ func (w *stateWrites) dropSlotLocked(slot string) {
 
 func chatSlot(k state.ChatKey) string { return "chat:" + k.String() }
 
-func (w *stateWrites) PutChat(ctx context.Context, c state.Chat) error {
+func (w *Writes) PutChat(ctx context.Context, c state.Chat) error {
 	return w.write(ctx, writeOp{kind: kindChat, slot: chatSlot(c.Key), key: &c.Key, replaces: true},
 		func(ctx context.Context) error { return w.Store.PutChat(ctx, c) })
 }
 
-func (w *stateWrites) ForgetSession(ctx context.Context, key state.ChatKey) error {
+func (w *Writes) ForgetSession(ctx context.Context, key state.ChatKey) error {
 	return w.write(ctx, writeOp{kind: kindChat, slot: chatSlot(key), key: &key},
 		func(ctx context.Context) error { return w.Store.ForgetSession(ctx, key) })
 }
 
-func (w *stateWrites) MigrateChat(ctx context.Context, from, to state.ChatID) error {
+func (w *Writes) MigrateChat(ctx context.Context, from, to state.ChatID) error {
 	key := state.ChatKey{Chat: to}
 	return w.write(ctx, writeOp{kind: kindChat, slot: "migrate", key: &key, once: true},
 		func(ctx context.Context) error { return w.Store.MigrateChat(ctx, from, to) })
 }
 
-func (w *stateWrites) RecordTurn(ctx context.Context, rec state.TurnRecord) error {
+func (w *Writes) RecordTurn(ctx context.Context, rec state.TurnRecord) error {
 	if rec.StartedAt.IsZero() { // fixed now, not when a kept write is done
 		rec.StartedAt = time.Now().Add(-rec.Duration)
 	}
@@ -185,7 +197,7 @@ func liveSlot(key state.ChatKey, id state.MessageID) string {
 	return "live:" + strconv.FormatInt(int64(key.Chat), 10) + ":" + strconv.Itoa(int(id))
 }
 
-func (w *stateWrites) AddLive(ctx context.Context, m state.LiveMessage) error {
+func (w *Writes) AddLive(ctx context.Context, m state.LiveMessage) error {
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = time.Now()
 	}
@@ -193,24 +205,24 @@ func (w *stateWrites) AddLive(ctx context.Context, m state.LiveMessage) error {
 		func(ctx context.Context) error { return w.Store.AddLive(ctx, m) })
 }
 
-func (w *stateWrites) RemoveLive(ctx context.Context, key state.ChatKey, id state.MessageID) error {
+func (w *Writes) RemoveLive(ctx context.Context, key state.ChatKey, id state.MessageID) error {
 	return w.write(ctx, writeOp{kind: kindLive, slot: liveSlot(key, id), key: &key, replaces: true},
 		func(ctx context.Context) error { return w.Store.RemoveLive(ctx, key, id) })
 }
 
 func approvalSlot(token string) string { return "approval:" + token }
 
-func (w *stateWrites) PutApproval(ctx context.Context, a state.Approval) error {
+func (w *Writes) PutApproval(ctx context.Context, a state.Approval) error {
 	return w.write(ctx, writeOp{kind: kindApproval, slot: approvalSlot(a.Token), key: &a.Key},
 		func(ctx context.Context) error { return w.Store.PutApproval(ctx, a) })
 }
 
-func (w *stateWrites) SetApprovalMessage(ctx context.Context, token string, id state.MessageID) error {
+func (w *Writes) SetApprovalMessage(ctx context.Context, token string, id state.MessageID) error {
 	return w.write(ctx, writeOp{kind: kindApproval, slot: approvalSlot(token)},
 		func(ctx context.Context) error { return w.Store.SetApprovalMessage(ctx, token, id) })
 }
 
-func (w *stateWrites) DecideApproval(ctx context.Context, token string, d state.Decision, by state.UserID, at time.Time, note string) error {
+func (w *Writes) DecideApproval(ctx context.Context, token string, d state.Decision, by state.UserID, at time.Time, note string) error {
 	if at.IsZero() {
 		at = time.Now()
 	}
@@ -218,7 +230,7 @@ func (w *stateWrites) DecideApproval(ctx context.Context, token string, d state.
 		func(ctx context.Context) error { return w.Store.DecideApproval(ctx, token, d, by, at, note) })
 }
 
-func (w *stateWrites) ContinueApproval(ctx context.Context, token string) (bool, error) {
+func (w *Writes) ContinueApproval(ctx context.Context, token string) (bool, error) {
 	var ok bool
 	err := w.write(ctx, writeOp{kind: kindApproval, slot: approvalSlot(token), once: true},
 		func(ctx context.Context) (err error) {
@@ -228,24 +240,24 @@ func (w *stateWrites) ContinueApproval(ctx context.Context, token string) (bool,
 	return ok, err
 }
 
-func (w *stateWrites) SetLastUpdateID(ctx context.Context, id int64) error {
+func (w *Writes) SetLastUpdateID(ctx context.Context, id int64) error {
 	return w.write(ctx, writeOp{kind: kindUpdates, slot: "offset", replaces: true},
 		func(ctx context.Context) error { return w.Store.SetLastUpdateID(ctx, id) })
 }
 
-func (w *stateWrites) MarkUpdateHandled(ctx context.Context, id int64) error {
+func (w *Writes) MarkUpdateHandled(ctx context.Context, id int64) error {
 	return w.write(ctx, writeOp{kind: kindUpdates, slot: "handled:" + strconv.FormatInt(id, 10), replaces: true},
 		func(ctx context.Context) error { return w.Store.MarkUpdateHandled(ctx, id) })
 }
 
 func deferSlot(id int64) string { return "defer:" + strconv.FormatInt(id, 10) }
 
-func (w *stateWrites) DeferUpdate(ctx context.Context, u state.DeferredUpdate) error {
+func (w *Writes) DeferUpdate(ctx context.Context, u state.DeferredUpdate) error {
 	return w.write(ctx, writeOp{kind: kindUpdates, slot: deferSlot(u.UpdateID), replaces: true},
 		func(ctx context.Context) error { return w.Store.DeferUpdate(ctx, u) })
 }
 
-func (w *stateWrites) ForgetDeferredUpdate(ctx context.Context, id int64) error {
+func (w *Writes) ForgetDeferredUpdate(ctx context.Context, id int64) error {
 	return w.write(ctx, writeOp{kind: kindUpdates, slot: deferSlot(id), replaces: true},
 		func(ctx context.Context) error { return w.Store.ForgetDeferredUpdate(ctx, id) })
 }
@@ -253,7 +265,7 @@ func (w *stateWrites) ForgetDeferredUpdate(ctx context.Context, id int64) error 
 // EnqueueOutbox journals a send. A refused one is not kept (the outbox
 // needs its id now): it reads as "not journaled" (id 0, no error), which
 // the outbox handles by sending anyway, unjournaled.
-func (w *stateWrites) EnqueueOutbox(ctx context.Context, it state.OutboxItem) (int64, error) {
+func (w *Writes) EnqueueOutbox(ctx context.Context, it state.OutboxItem) (int64, error) {
 	var id int64
 	err := w.write(ctx, writeOp{kind: kindOutbox, slot: "enqueue", key: &it.Key, once: true},
 		func(ctx context.Context) (err error) {
@@ -266,14 +278,14 @@ func (w *stateWrites) EnqueueOutbox(ctx context.Context, it state.OutboxItem) (i
 	return id, err
 }
 
-func (w *stateWrites) AckOutbox(ctx context.Context, id int64) error {
+func (w *Writes) AckOutbox(ctx context.Context, id int64) error {
 	return w.write(ctx, writeOp{kind: kindOutbox, slot: "ack:" + strconv.FormatInt(id, 10), replaces: true},
 		func(ctx context.Context) error { return w.Store.AckOutbox(ctx, id) })
 }
 
 func procSlot(tag string) string { return "proc:" + tag }
 
-func (w *stateWrites) PutCLIProc(ctx context.Context, p state.CLIProc) error {
+func (w *Writes) PutCLIProc(ctx context.Context, p state.CLIProc) error {
 	if p.StartedAt.IsZero() {
 		p.StartedAt = time.Now()
 	}
@@ -281,7 +293,7 @@ func (w *stateWrites) PutCLIProc(ctx context.Context, p state.CLIProc) error {
 		func(ctx context.Context) error { return w.Store.PutCLIProc(ctx, p) })
 }
 
-func (w *stateWrites) DeleteCLIProc(ctx context.Context, tag string) error {
+func (w *Writes) DeleteCLIProc(ctx context.Context, tag string) error {
 	return w.write(ctx, writeOp{kind: kindProcess, slot: procSlot(tag), replaces: true},
 		func(ctx context.Context) error { return w.Store.DeleteCLIProc(ctx, tag) })
 }
@@ -290,23 +302,23 @@ func (w *stateWrites) DeleteCLIProc(ctx context.Context, tag string) error {
 // are not kept: a refusal is reported (logged once, a notice) and returned,
 // and the caller says so or tries again itself.
 
-func (w *stateWrites) once(ctx context.Context, kind writeKind, do func(context.Context) error) error {
+func (w *Writes) once(ctx context.Context, kind writeKind, do func(context.Context) error) error {
 	return w.write(ctx, writeOp{kind: kind, slot: "once", once: true}, do)
 }
 
-func (w *stateWrites) PutLimitWindows(ctx context.Context, ws []state.LimitWindow) error {
+func (w *Writes) PutLimitWindows(ctx context.Context, ws []state.LimitWindow) error {
 	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.PutLimitWindows(ctx, ws) })
 }
 
-func (w *stateWrites) PutRetry(ctx context.Context, r state.Retry) error {
+func (w *Writes) PutRetry(ctx context.Context, r state.Retry) error {
 	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.PutRetry(ctx, r) })
 }
 
-func (w *stateWrites) SetRetryMessage(ctx context.Context, token string, id state.MessageID) error {
+func (w *Writes) SetRetryMessage(ctx context.Context, token string, id state.MessageID) error {
 	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.SetRetryMessage(ctx, token, id) })
 }
 
-func (w *stateWrites) DecideRetry(ctx context.Context, token string, to state.RetryState, by state.UserID, from ...state.RetryState) (ok bool, err error) {
+func (w *Writes) DecideRetry(ctx context.Context, token string, to state.RetryState, by state.UserID, from ...state.RetryState) (ok bool, err error) {
 	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
 		ok, err = w.Store.DecideRetry(ctx, token, to, by, from...)
 		return err
@@ -314,7 +326,7 @@ func (w *stateWrites) DecideRetry(ctx context.Context, token string, to state.Re
 	return ok, err
 }
 
-func (w *stateWrites) AddSchedule(ctx context.Context, sc state.Schedule, max int) (id int64, err error) {
+func (w *Writes) AddSchedule(ctx context.Context, sc state.Schedule, max int) (id int64, err error) {
 	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
 		id, err = w.Store.AddSchedule(ctx, sc, max)
 		return err
@@ -322,7 +334,7 @@ func (w *stateWrites) AddSchedule(ctx context.Context, sc state.Schedule, max in
 	return id, err
 }
 
-func (w *stateWrites) DeleteSchedule(ctx context.Context, key state.ChatKey, id int64) (ok bool, err error) {
+func (w *Writes) DeleteSchedule(ctx context.Context, key state.ChatKey, id int64) (ok bool, err error) {
 	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
 		ok, err = w.Store.DeleteSchedule(ctx, key, id)
 		return err
@@ -330,7 +342,7 @@ func (w *stateWrites) DeleteSchedule(ctx context.Context, key state.ChatKey, id 
 	return ok, err
 }
 
-func (w *stateWrites) AdvanceSchedule(ctx context.Context, id int64, due, next, ran time.Time) (ok bool, err error) {
+func (w *Writes) AdvanceSchedule(ctx context.Context, id int64, due, next, ran time.Time) (ok bool, err error) {
 	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
 		ok, err = w.Store.AdvanceSchedule(ctx, id, due, next, ran)
 		return err
@@ -338,19 +350,19 @@ func (w *stateWrites) AdvanceSchedule(ctx context.Context, id int64, due, next, 
 	return ok, err
 }
 
-func (w *stateWrites) FinishScheduleRun(ctx context.Context, id int64, due time.Time) error {
+func (w *Writes) FinishScheduleRun(ctx context.Context, id int64, due time.Time) error {
 	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.FinishScheduleRun(ctx, id, due) })
 }
 
-func (w *stateWrites) SyncConfigSchedules(ctx context.Context, entries []state.Schedule) error {
+func (w *Writes) SyncConfigSchedules(ctx context.Context, entries []state.Schedule) error {
 	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.SyncConfigSchedules(ctx, entries) })
 }
 
-func (w *stateWrites) SetSetting(ctx context.Context, name, value string) error {
+func (w *Writes) SetSetting(ctx context.Context, name, value string) error {
 	return w.once(ctx, kindSettings, func(ctx context.Context) error { return w.Store.SetSetting(ctx, name, value) })
 }
 
-func (w *stateWrites) SwapSetting(ctx context.Context, name, value string) (changed bool, err error) {
+func (w *Writes) SwapSetting(ctx context.Context, name, value string) (changed bool, err error) {
 	err = w.once(ctx, kindSettings, func(ctx context.Context) (err error) {
 		changed, err = w.Store.SwapSetting(ctx, name, value)
 		return err
@@ -362,7 +374,7 @@ func (w *stateWrites) SwapSetting(ctx context.Context, name, value string) (chan
 // writes that name only a token or an id.
 type chatKeyCtx struct{}
 
-func withChatKey(ctx context.Context, key state.ChatKey) context.Context {
+func WithChatKey(ctx context.Context, key state.ChatKey) context.Context {
 	return context.WithValue(ctx, chatKeyCtx{}, key)
 }
 

@@ -1,4 +1,4 @@
-package bridge
+package durable
 
 import (
 	"context"
@@ -13,9 +13,15 @@ import (
 	"github.com/untether/untether/internal/bridge/state"
 )
 
-// faultyWrites is a stateWrites over a real store whose writes fail while
+// noChats is a daemon without chats.
+type noChats struct{}
+
+func (noChats) Busy() []state.ChatKey { return nil }
+func (noChats) Refresh(state.ChatKey) {}
+
+// faultyWrites is a Writes over a real store whose writes fail while
 // the returned flag is set.
-func faultyWrites(t *testing.T) (*stateWrites, *atomic.Bool) {
+func faultyWrites(t *testing.T) (*Writes, *atomic.Bool) {
 	t.Helper()
 	st, err := state.Open(context.Background(), t.TempDir())
 	require.NoError(t, err)
@@ -27,12 +33,11 @@ func faultyWrites(t *testing.T) (*stateWrites, *atomic.Bool) {
 		}
 		return nil
 	})
-	b := &Bridge{log: zerolog.Nop(), chats: map[state.ChatKey]*chat{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // ends the retry loop
-	b.store = newStateWrites(st, b)
-	b.store.bind(ctx)
-	return b.store, &full
+	w := New(st, zerolog.Nop(), noChats{})
+	w.Bind(ctx)
+	return w, &full
 }
 
 // TestKeptWritesKeepTheirOrder: writes refused by a full disk read as

@@ -1,4 +1,4 @@
-package bridge
+package durable
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // outbox sends what it could not journal. Each kind of failed write is
 // logged once per episode, with the database path and the free space; each
 // chat it puts at risk gets one notice saying what a restart would lose;
-// the refused writes are kept (state_writes.go) and done again every
+// the refused writes are kept (writes.go) and done again every
 // stateRetryEvery, or at once when another write gets through. When the
 // kept writes are all done the episode ends: the recovery is logged and
 // the notices are deleted.
@@ -36,7 +36,7 @@ type faultEpisode struct {
 }
 
 // stateNotice is a chat's "could not save state" message, guarded by
-// stateWrites.mu; only the chat's actor sends, edits and deletes it.
+// Writes.mu; only the chat's actor sends, edits and deletes it.
 type stateNotice struct {
 	msg  *outbox.Message
 	text string
@@ -45,7 +45,7 @@ type stateNotice struct {
 // failedLocked records a refused write and returns what to do once the
 // lock is released: log the kind the first time, and refresh the notices
 // of the chats it puts at risk.
-func (w *stateWrites) failedLocked(ctx context.Context, op writeOp, err error) (report func()) {
+func (w *Writes) failedLocked(ctx context.Context, op writeOp, err error) (report func()) {
 	ep := w.episode
 	started := ep == nil
 	if started {
@@ -64,7 +64,7 @@ func (w *stateWrites) failedLocked(ctx context.Context, op writeOp, err error) (
 		// The offset and kept messages: whoever has work in flight. Other
 		// writes of no chat (CLI processes, the scheduler's) are logged
 		// only: no chat's user can act on them.
-		keys = w.b.busyChats()
+		keys = w.chats.Busy()
 	}
 	var changed []state.ChatKey
 	for _, k := range keys {
@@ -87,13 +87,13 @@ func (w *stateWrites) failedLocked(ctx context.Context, op writeOp, err error) (
 			go w.retryLoop(runCtx)
 		}
 		for _, k := range changed {
-			w.b.refreshStateNotice(k)
+			w.chats.Refresh(k)
 		}
 	}
 }
 
-func (w *stateWrites) logRefused(kind writeKind, err error) {
-	ev := w.b.log.Error().Err(err).Str("kind", string(kind)).Str("path", w.Path()).Str("at_risk", kind.risk())
+func (w *Writes) logRefused(kind writeKind, err error) {
+	ev := w.log.Error().Err(err).Str("kind", string(kind)).Str("path", w.Path()).Str("at_risk", kind.risk())
 	if free, ferr := w.FreeBytes(); ferr == nil {
 		ev = ev.Uint64("free_bytes", free)
 	} else {
@@ -103,7 +103,7 @@ func (w *stateWrites) logRefused(kind writeKind, err error) {
 }
 
 // retrySoon wakes the retry loop: a write just got through.
-func (w *stateWrites) retrySoon() {
+func (w *Writes) retrySoon() {
 	select {
 	case w.kick <- struct{}{}:
 	default:
@@ -112,7 +112,7 @@ func (w *stateWrites) retrySoon() {
 
 // retryLoop runs while an episode lasts: it does the kept writes again
 // until they all get through, then ends the episode.
-func (w *stateWrites) retryLoop(ctx context.Context) {
+func (w *Writes) retryLoop(ctx context.Context) {
 	tick := time.NewTicker(stateRetryEvery)
 	defer tick.Stop()
 	for {
@@ -131,7 +131,7 @@ func (w *stateWrites) retryLoop(ctx context.Context) {
 // retryKept does the kept writes in order; it stops at the first the
 // storage still refuses. When none is left it ends the episode and
 // reports whether it did.
-func (w *stateWrites) retryKept() (recovered bool) {
+func (w *Writes) retryKept() (recovered bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	w.mu.Lock()
@@ -146,7 +146,7 @@ func (w *stateWrites) retryKept() (recovered bool) {
 		if err != nil {
 			// The world moved on while it waited (an ack of an entry
 			// already gone, an approval decided meanwhile).
-			w.b.log.Debug().Err(err).Str("kind", string(k.op.kind)).Msg("drop a kept state write that no longer applies")
+			w.log.Debug().Err(err).Str("kind", string(k.op.kind)).Msg("drop a kept state write that no longer applies")
 		}
 		w.kept = w.kept[1:]
 		if w.bySlot[k.op.slot]--; w.bySlot[k.op.slot] <= 0 {
@@ -160,17 +160,17 @@ func (w *stateWrites) retryKept() (recovered bool) {
 	if ep == nil {
 		return true
 	}
-	w.b.log.Info().Dur("after", time.Since(ep.since).Round(time.Millisecond)).Int("writes_done_again", done).
+	w.log.Info().Dur("after", time.Since(ep.since).Round(time.Millisecond)).Int("writes_done_again", done).
 		Strs("kinds", kindNames(ep.logged)).Str("path", w.Path()).Msg("state is saved again")
 	for k := range ep.chats {
-		w.b.refreshStateNotice(k)
+		w.chats.Refresh(k)
 	}
 	return true
 }
 
 // noticeTextLocked is what chat key's notice should say now: "" when no
 // episode puts it at risk.
-func (w *stateWrites) noticeTextLocked(key state.ChatKey) string {
+func (w *Writes) noticeTextLocked(key state.ChatKey) string {
 	ep := w.episode
 	if ep == nil || len(ep.chats[key]) == 0 {
 		return ""
@@ -228,68 +228,42 @@ func kindNames(m map[writeKind]bool) []string {
 	return out
 }
 
-// busyChats are the chats with a turn or an approval open: a refused
-// write of the update offset puts their messages at risk.
-func (b *Bridge) busyChats() []state.ChatKey {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var keys []state.ChatKey
-	for key, c := range b.chats {
-		if r, p := c.counts(); r+p > 0 {
-			keys = append(keys, key)
-		}
-	}
-	return keys
-}
-
-// refreshStateNotice makes chat key's notice match the episode, on the
-// chat's actor. A chat without an actor has nothing on screen to keep in
-// step, and its next message creates one that shows the notice if needed.
-func (b *Bridge) refreshStateNotice(key state.ChatKey) {
-	b.mu.Lock()
-	c := b.chats[key]
-	b.mu.Unlock()
-	if c != nil {
-		c.post(item{fn: c.syncStateNotice})
-	}
-}
-
-// syncStateNotice sends, edits or deletes the chat's state notice so it
-// says what the episode puts at risk, or is gone when nothing is.
-func (c *chat) syncStateNotice() {
-	w := c.b.store
+// SyncNotice sends, edits or deletes chat key's state notice (its chat to
+// out is to) so it says what the episode puts at risk, or is gone when
+// nothing is. It runs on the chat's actor, which alone sends, edits and
+// deletes the notice.
+func (w *Writes) SyncNotice(ctx context.Context, out *outbox.Outbox, key state.ChatKey, to outbox.ChatKey) {
 	w.mu.Lock()
-	want := w.noticeTextLocked(c.key)
-	n := w.notices[c.key]
+	want := w.noticeTextLocked(key)
+	n := w.notices[key]
 	w.mu.Unlock()
 	switch {
 	case n == nil && want == "":
 		return
 	case n == nil:
 		// Outside the lock: journaling it is itself a state write.
-		msg := c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: want},
+		msg := out.Send(ctx, to, outbox.High, outbox.Content{Text: want},
 			outbox.SendOptions{Silent: true, Tag: "state-notice"})
 		w.mu.Lock()
-		w.notices[c.key] = &stateNotice{msg: msg, text: want}
+		w.notices[key] = &stateNotice{msg: msg, text: want}
 		w.mu.Unlock()
 	case want == "":
 		w.mu.Lock()
-		delete(w.notices, c.key)
+		delete(w.notices, key)
 		w.mu.Unlock()
-		c.b.out.Delete(c.ctx(), n.msg, outbox.High) // the all-clear is news too
+		out.Delete(ctx, n.msg, outbox.High) // the all-clear is news too
 	case want != n.text:
 		w.mu.Lock()
 		n.text = want
 		w.mu.Unlock()
-		c.b.out.Edit(c.ctx(), n.msg, outbox.High, outbox.Content{Text: want})
+		out.Edit(ctx, n.msg, outbox.High, outbox.Content{Text: want})
 	}
 }
 
-// withdrawStateNotices deletes every state notice when the daemon stops.
-// The next run could not delete them (the disk that refused writes could
-// not record their ids), and shows its own if the fault lasts.
-func (b *Bridge) withdrawStateNotices(ctx context.Context, out *outbox.Outbox) {
-	w := b.store
+// WithdrawNotices deletes every state notice when the daemon stops. The
+// next run could not delete them (the disk that refused writes could not
+// record their ids), and shows its own if the fault lasts.
+func (w *Writes) WithdrawNotices(ctx context.Context, out *outbox.Outbox) {
 	w.mu.Lock()
 	notices := slices.Collect(maps.Values(w.notices))
 	clear(w.notices)
@@ -299,9 +273,9 @@ func (b *Bridge) withdrawStateNotices(ctx context.Context, out *outbox.Outbox) {
 	}
 }
 
-// saveKept tries the kept writes a last time when the daemon stops, and
+// SaveKept tries the kept writes a last time when the daemon stops, and
 // logs what is lost if the disk still refuses them.
-func (w *stateWrites) saveKept() {
+func (w *Writes) SaveKept() {
 	if w.retryKept() {
 		return
 	}
@@ -312,6 +286,6 @@ func (w *stateWrites) saveKept() {
 		kinds[k.op.kind] = true
 	}
 	w.mu.Unlock()
-	w.b.log.Error().Int("writes", n).Strs("kinds", kindNames(kinds)).Str("path", w.Path()).
+	w.log.Error().Int("writes", n).Strs("kinds", kindNames(kinds)).Str("path", w.Path()).
 		Msg("stopping with state writes the disk refused; what they carried is lost")
 }
