@@ -223,7 +223,7 @@ func (x *exporter) assistant(e *entry) {
 			}
 			s.claude = append(s.claude, para{text: text})
 		case "tool_use":
-			line := "**" + clip(b.Name, 80) + "**"
+			line := "**" + toolName(b.Name) + "**"
 			if sum := toolSummary(b.Name, b.Input, toolChars); sum != "" {
 				line += " " + code(sum)
 			}

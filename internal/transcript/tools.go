@@ -58,6 +58,18 @@ func toolSummary(name string, input json.RawMessage, n int) string {
 	return clip(string(compact), n)
 }
 
+// toolName keeps the characters tool names are made of (MCP tools are
+// mcp__server__tool), so a hostile name cannot break the Markdown around it.
+func toolName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r < 0x80 && (isAlnum(byte(r)) || strings.ContainsRune("_-.:", r)) {
+			return r
+		}
+		return '?'
+	}, name)
+	return clip(name, 80)
+}
+
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
