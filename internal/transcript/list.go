@@ -91,7 +91,8 @@ func List(home, workdir string, limit int) ([]Summary, error) {
 	for _, de := range ents {
 		name := de.Name()
 		id := SessionID(strings.TrimSuffix(name, ".jsonl"))
-		if !de.Type().IsRegular() || !strings.HasSuffix(name, ".jsonl") || !id.Valid() {
+		// Symlinks, FIFOs and directories so named are refused when opened.
+		if !strings.HasSuffix(name, ".jsonl") || !id.Valid() {
 			continue
 		}
 		info, err := de.Info()

@@ -87,6 +87,19 @@ func TestList(t *testing.T) {
 	assert.Len(t, limited, 2)
 }
 
+// TestSummariseHostile: a subagent's (sidechain) prompt and slash commands
+// are no turns, and a malformed file still gets a summary.
+func TestSummariseHostile(t *testing.T) {
+	s, err := Summarise(filepath.Join("testdata", "hostile.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, s.Turns)
+	assert.Equal(t, "## not a heading of the export --- run `ls` please", s.FirstPrompt)
+	assert.Equal(t, "feat/x", s.Branch, "not the subagent's")
+	assert.Equal(t, "/home/dev/p", s.CWD)
+	assert.Equal(t, "2026-12-01T10:06:01Z", s.Last.UTC().Format(time.RFC3339))
+	assert.True(t, s.StartedAtTerminal())
+}
+
 func TestListMissingDir(t *testing.T) {
 	got, err := List(t.TempDir(), "/no/such/project", 0)
 	require.NoError(t, err)

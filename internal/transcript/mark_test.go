@@ -103,11 +103,17 @@ func TestSinceHostile(t *testing.T) {
 		`{"type":"user","uuid":"m1","isMeta":true,"message":{"content":"<local-command-caveat>x</local-command-caveat>"}}`+"\n"+
 		`{"type":"user","uuid":"c1","isCompactSummary":true,"message":{"content":"This session is being continued"}}`+"\n"+
 		`{"type":"user","uuid":"t1","promptSource":"system","turnOrigin":"task_notification","message":{"content":"<task-notification>done</task-notification>"}}`+"\n"+
-		`{"type":"user","uuid":"i1","message":{"content":[{"type":"text","text":"[Request interrupted by user]"}]}}`+"\n")
+		`{"type":"user","uuid":"i1","message":{"content":[{"type":"text","text":"[Request interrupted by user]"}]}}`+"\n"+
+		// A tool result with text beside it, a meta entry of plain text
+		// (a skill's expansion), a scheduled prompt: none a person's turn.
+		`{"type":"user","uuid":"r1","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"ok"},{"type":"text","text":"beside the result"}]}}`+"\n"+
+		`{"type":"user","uuid":"k1","isMeta":true,"message":{"content":"Base directory for this skill: /x"}}`+"\n"+
+		`{"type":"user","uuid":"s1","promptSource":"typed","turnOrigin":"scheduled","message":{"content":"check the build"}}`+"\n"+
+		`{"type":"user","uuid":"q1","isSidechain":true,"message":{"content":"a subagent's prompt"}}`+"\n")
 	d, m, err := Since(p, m)
 	require.NoError(t, err)
 	assert.Zero(t, d.Count, "%v", texts(d.Turns))
-	assert.Equal(t, 5, d.Entries, "the decodable entries with a uuid")
+	assert.Equal(t, 8, d.Entries, "the decodable entries with a uuid, not the sidechain's")
 
 	appendFile(t, p, `{"type":"user","uuid":"big","message":{"content":"`+strings.Repeat("x", maxLine)+`"}}`+"\n")
 	d, _, err = Since(p, m)
@@ -182,4 +188,17 @@ func TestSinceZeroMark(t *testing.T) {
 	d, _, err := Since(p, Mark{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"hello from the terminal", "please run it"}, texts(d.Turns))
+}
+
+// TestStampFarUUID: when the tail is all bookkeeping (or one long line
+// without a uuid), Stamp reads further back for the last entry with one,
+// so a later rewrite can still be told from growth.
+func TestStampFarUUID(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	filler := `{"type":"api-request-shape","shape":"` + strings.Repeat("s", 300<<10) + `"}` + "\n"
+	writeFile(t, p, sdkPrompt(t, "p1", "one")+answer(t, "a1", "x")+filler)
+	m, err := Stamp(p)
+	require.NoError(t, err)
+	assert.Equal(t, "a1", m.UUID)
+	assert.Equal(t, int64(len(sdkPrompt(t, "p1", "one"))), m.UUIDAt)
 }
