@@ -177,8 +177,11 @@ func TestRealCLIProjectDirs(t *testing.T) {
 	long := filepath.Join(env.Workdir, strings.Repeat("a", 120), strings.Repeat("b", 100), "c.d_e")
 	link := filepath.Join(env.Workdir, "link")
 	require.NoError(t, os.Symlink(env.Workdir, link))
+	// Long and non-ASCII: the hash is over UTF-16 units, 😀 being two.
+	longUnicode := filepath.Join(env.Workdir, strings.Repeat("ü", 100), strings.Repeat("😀", 50))
 	dirs := []string{
 		long,
+		longUnicode,
 		filepath.Join(env.Workdir, "Ünïcode ü", "日本😀"),
 		filepath.Join(env.Workdir, "dots.and_under-score"),
 		filepath.Join(env.Workdir, "repo", ".worktrees", "x"),
@@ -198,6 +201,42 @@ func TestRealCLIProjectDirs(t *testing.T) {
 		assert.True(t, found, "%s: no session in %s; the CLI made %v", dir, Dir(env.Home, dir), projectDirs(t, env.Home))
 	}
 	assert.Greater(t, len(ProjectName(long)), maxName, "the long path was cut")
+	assert.Greater(t, len(ProjectName(longUnicode)), maxName)
+}
+
+// TestRealCLIWorktree: a git worktree's sessions are its own, apart from
+// the main checkout's, and record the worktree's branch.
+func TestRealCLIWorktree(t *testing.T) {
+	env := claudetest.New(t, fakeapi.Script{Default: &fakeapi.Reply{EchoUser: true}})
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	repo := filepath.Join(env.Workdir, "repo")
+	wt := filepath.Join(repo, ".worktrees", "feat")
+	require.NoError(t, os.MkdirAll(repo, 0o755))
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "init"},
+		{"worktree", "add", "-q", "-b", "feat", wt},
+	} {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	printMode(t, ctx, env, repo, "in the main checkout")
+	printMode(t, ctx, env, wt, "in the worktree")
+
+	main, err := List(env.Home, repo, 0)
+	require.NoError(t, err)
+	require.Len(t, main, 1)
+	assert.Equal(t, "in the main checkout", main[0].FirstPrompt)
+	assert.Equal(t, "main", main[0].Branch)
+	feat, err := List(env.Home, wt, 0)
+	require.NoError(t, err)
+	require.Len(t, feat, 1)
+	assert.Equal(t, "in the worktree", feat[0].FirstPrompt)
+	assert.Equal(t, "feat", feat[0].Branch)
+	assert.Equal(t, wt, feat[0].CWD)
 }
 
 func projectDirs(t *testing.T, home string) []string {
