@@ -57,7 +57,7 @@ func Export(path string, opts ExportOptions) (string, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	id := x.session
+	id := x.about.session
 	if id == "" {
 		id = strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	}
@@ -84,16 +84,14 @@ type section struct {
 type place struct{ section, para int }
 
 type exporter struct {
-	sections         []*section
-	tools            map[string]place
-	lastMsg          string
-	session          string
-	cwd, branch, ver string
-	first, last      time.Time
-	models           []string
-	turns, calls     int
-	total            usage
-	cost             *float64
+	sections     []*section
+	tools        map[string]place
+	lastMsg      string
+	about        about
+	models       []string
+	turns, calls int
+	total        usage
+	cost         *float64
 }
 
 func (x *exporter) cur() *section {
@@ -115,7 +113,7 @@ func (x *exporter) add(e *entry) {
 	if e.IsSidechain || (e.Type != "user" && e.Type != "assistant" && e.Type != "system") {
 		return
 	}
-	x.meta(e)
+	x.about.note(e)
 	switch e.Type {
 	case "system":
 		if e.Subtype == "compact_boundary" {
@@ -129,27 +127,6 @@ func (x *exporter) add(e *entry) {
 		x.user(e)
 	case "assistant":
 		x.assistant(e)
-	}
-}
-
-func (x *exporter) meta(e *entry) {
-	if e.CWD != "" {
-		x.cwd = e.CWD
-	}
-	if e.GitBranch != "" {
-		x.branch = e.GitBranch
-	}
-	if e.Version != "" {
-		x.ver = e.Version
-	}
-	if e.SessionID != "" && x.session == "" {
-		x.session = e.SessionID
-	}
-	if t := e.time(); !t.IsZero() {
-		if x.first.IsZero() {
-			x.first = t
-		}
-		x.last = t
 	}
 }
 

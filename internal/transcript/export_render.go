@@ -40,14 +40,14 @@ func (x *exporter) render(id string, loc *time.Location, omitted int64, skipped 
 
 func (x *exporter) header(b *strings.Builder, loc *time.Location) {
 	item := func(k, v string) { b.WriteString("- " + k + ": " + v + "\n") }
-	if x.cwd != "" {
-		item("Directory", code(x.cwd))
+	if x.about.cwd != "" {
+		item("Directory", code(x.about.cwd))
 	}
-	if x.branch != "" {
-		item("Branch", code(x.branch))
+	if x.about.branch != "" {
+		item("Branch", code(x.about.branch))
 	}
-	if !x.first.IsZero() {
-		item("Time", x.first.In(loc).Format(timeLayout)+" to "+x.last.In(loc).Format(timeLayout))
+	if !x.about.first.IsZero() {
+		item("Time", x.about.first.In(loc).Format(timeLayout)+" to "+x.about.last.In(loc).Format(timeLayout))
 	}
 	item("Turns", thousands(int64(x.turns)))
 	if len(x.models) > 0 {
@@ -63,8 +63,8 @@ func (x *exporter) header(b *strings.Builder, loc *time.Location) {
 	} else {
 		item("Cost", "not recorded in the transcript (the CLI saves it when a process exits)")
 	}
-	if x.ver != "" {
-		item("Claude Code", x.ver)
+	if x.about.version != "" {
+		item("Claude Code", x.about.version)
 	}
 	b.WriteString("\n")
 }

@@ -176,17 +176,11 @@ func summarise(path string, budget int64) (Summary, int64, error) {
 // whole file.
 type summer struct {
 	tail      bool // lines now come from the tail
-	started   time.Time
-	last      time.Time
+	about     about
 	first     Turn
 	firstText string
 	turns     int
 	turnIndex int
-	entry     string
-	lastEntry string
-	branch    string
-	cwd       string
-	version   string
 }
 
 func (sm *summer) line(_ int64, line []byte) error {
@@ -194,24 +188,7 @@ func (sm *summer) line(_ int64, line []byte) error {
 	if !ok || e.IsSidechain {
 		return nil
 	}
-	if t := e.time(); !t.IsZero() {
-		if sm.started.IsZero() && !sm.tail {
-			sm.started = t
-		}
-		sm.last = t
-	}
-	if e.Entrypoint != "" {
-		sm.lastEntry = e.Entrypoint
-	}
-	if e.GitBranch != "" {
-		sm.branch = e.GitBranch
-	}
-	if e.CWD != "" {
-		sm.cwd = e.CWD
-	}
-	if e.Version != "" {
-		sm.version = e.Version
-	}
+	sm.about.note(&e)
 	if ti := e.turnIndex(); ti > sm.turnIndex {
 		sm.turnIndex = ti
 	}
@@ -228,9 +205,10 @@ func (sm *summer) line(_ int64, line []byte) error {
 }
 
 func (sm *summer) fill(s *Summary, whole bool) {
-	s.Started, s.Last = sm.started, sm.last
+	a := sm.about
+	s.Started, s.Last = a.first, a.last
 	s.FirstPrompt, s.FirstPromptUUID, s.Entrypoint = sm.firstText, sm.first.UUID, sm.first.Entrypoint
-	s.LastEntrypoint, s.Branch, s.CWD, s.Version = sm.lastEntry, sm.branch, sm.cwd, sm.version
+	s.LastEntrypoint, s.Branch, s.CWD, s.Version = a.entrypoint, a.branch, a.cwd, a.version
 	if whole {
 		s.Turns, s.TurnsExact = sm.turns, true
 	} else {
