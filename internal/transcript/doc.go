@@ -39,6 +39,9 @@
 //     when it is gone.
 //   - Export's output is a function of the file's bytes and its options
 //     alone (golden-tested).
+//   - A transcript that does not exist gives an error that
+//     errors.Is(err, fs.ErrNotExist) recognises; List treats a missing
+//     directory as no sessions.
 //
 // # What a turn is
 //
