@@ -20,11 +20,10 @@ import (
 // printing one line per finding; any error makes the exit code non-zero.
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("check", flag.ContinueOnError)
-	flags.SetOutput(stderr)
 	path := configFlag(flags)
 	online := flags.Bool("online", false, "also call Telegram's getMe with the token, reach each project on another host, and try the [voice] backend")
-	if err := flags.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(flags, args, stdout, stderr); !ok {
+		return code
 	}
 	failed := false
 	say := func(level, format string, a ...any) {

@@ -23,13 +23,6 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"frobnicate"}, {"run", "--no-such-flag"}} {
-		p := startProcess(t, baseEnv(t.TempDir()), args...)
-		assert.Equal(t, exitUsage, p.waitExit(), "untether %v", args)
-	}
-}
-
 // checkCase is one `untether check` run compared with a golden file.
 type checkCase struct {
 	name string
