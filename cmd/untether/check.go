@@ -59,10 +59,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	if v, err := runner.CLIVersion(ctx, cfg.Claude.Binary); err != nil {
 		say("error", "claude: %v", err)
-	} else if ok, msg := claudeVersionFinding(v); !ok {
-		say("warn", "%s", msg)
 	} else {
-		say("ok", "%s", msg)
+		ok, msg := claudeVersionFinding(v)
+		level := "ok"
+		if !ok {
+			level = "warn"
+		}
+		say(level, "%s", msg)
+		checkAuth(ctx, cfg, say) // check_auth.go
 	}
 	if err := os.MkdirAll(cfg.State.Dir, 0o700); err != nil {
 		say("error", "state dir %s: %v", cfg.State.Dir, err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/runner/fakeapi"
 	"github.com/untether/untether/internal/telegramtest"
 )
 
@@ -36,6 +39,9 @@ type checkCase struct {
 	args     func(cfgPath string) []string
 	env      func(dir string) []string
 	wantCode int
+	// realCLI: the config runs the real CLI, whose version line (it may be
+	// another than the pinned one, make conformance) the golden leaves out.
+	realCLI bool
 }
 
 func TestCheck(t *testing.T) {
@@ -43,8 +49,23 @@ func TestCheck(t *testing.T) {
 	withConfig := func(extra ...string) func(string) []string {
 		return func(p string) []string { return append([]string{"--config", p}, extra...) }
 	}
+	// The real CLI, offline, in a HOME without a login: whether it is
+	// logged in is its own answer to `claude auth status`.
+	claude := claudetest.New(t, fakeapi.Script{})
+	realClaude := func(apiKey bool) func(c *daemonConfig, _ string) {
+		return func(c *daemonConfig, _ string) {
+			c.Binary, c.Home = claude.Binary, claude.Home
+			c.Env = maps.Clone(claude.Vars)
+			delete(c.Env, "HOME") // claude.home sets it
+			if !apiKey {
+				delete(c.Env, "ANTHROPIC_API_KEY")
+			}
+		}
+	}
 	cases := []checkCase{
 		{name: "good", wantCode: exitOK},
+		{name: "claude-not-logged-in", wantCode: exitOK, edit: realClaude(false), realCLI: true},
+		{name: "claude-api-key", wantCode: exitOK, edit: realClaude(true), realCLI: true},
 		{name: "good-online", args: withConfig("--online"), wantCode: exitOK},
 		{name: "online-token-refused", args: withConfig("--online"), wantCode: exitConfig,
 			edit: func(c *daemonConfig, _ string) { c.Token = "42:this-token-was-revoked" }},
@@ -172,6 +193,14 @@ func runCheckCase(t *testing.T, tg *telegramtest.Server, tc checkCase) (string, 
 	out := b.String()
 	out = strings.ReplaceAll(out, tg.URL(), "$TELEGRAM")
 	out = strings.ReplaceAll(out, dir, "$DIR")
+	if tc.realCLI {
+		level := "ok"
+		ok, finding := claudeVersionFinding(claudetest.WantVersion())
+		if !ok {
+			level = "warn"
+		}
+		out = strings.Replace(out, fmt.Sprintf("%-5s %s\n", level, finding), "…     (the real CLI's version)\n", 1)
+	}
 	// The range first: its lower bound may be the pinned version.
 	out = strings.ReplaceAll(out, runner.TestedRange.String(), "$TESTED_RANGE")
 	out = strings.ReplaceAll(out, runner.TestedRange.Max, "$TESTED_MAX")

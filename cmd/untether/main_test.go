@@ -457,11 +457,15 @@ func or(s, def string) string {
 }
 
 // stubClaude writes a shell script that answers `--version` like the CLI,
-// for tests that never start a Claude session.
+// and `auth status` like a CLI logged in with an API key (the real CLI's
+// output, see internal/runner/testdata/auth-status), for tests that never
+// start a Claude session.
 func stubClaude(t *testing.T, dir, version string) string {
 	t.Helper()
 	p := filepath.Join(dir, "claude")
-	script := "#!/bin/sh\necho '" + version + " (Claude Code)'\n"
+	script := "#!/bin/sh\nif [ \"$1 $2\" = 'auth status' ]; then\n" +
+		`  echo '{"loggedIn": true, "authMethod": "api_key", "apiProvider": "firstParty", "loginExpiresAt": null, "apiKeySource": "ANTHROPIC_API_KEY"}'` +
+		"\n  exit 0\nfi\necho '" + version + " (Claude Code)'\n"
 	require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
 	return p
 }

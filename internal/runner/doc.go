@@ -41,4 +41,9 @@
 // deleted workdir is a *MissingError (ErrBinaryMissing, ErrWorkdirMissing)
 // that starts, stops and recreates nothing. Durations are measured on the
 // monotonic clock, so wall-clock jumps move no idle close or stall.
+//
+// AuthStatus (auth.go) asks the CLI whether it is logged in, and how
+// (`claude auth status`): an API key, a token, or a stored claude.ai login
+// with the latest moment its sign-in ends. auth.go records which shapes of
+// the answer were seen from the real CLI and which are read from its code.
 package runner
