@@ -16,7 +16,7 @@ import (
 const loginWarnWithin = 24 * time.Hour
 
 // loginHint says how to log the CLI in, in every finding that needs it.
-const loginHint = "send /login to the bot in a private chat, or run `claude auth login` on this machine as the user untether runs as"
+const loginHint = "run `claude auth login` on this machine as the user untether runs as"
 
 // checkAuth reports whether the CLI of [claude] is logged in, and how, by
 // asking it (`claude auth status`) in the environment the daemon gives it:
