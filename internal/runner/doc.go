@@ -26,7 +26,10 @@
 // A session normally names its conversation (--session-id, then --resume);
 // with Config.Continue its first process takes the latest conversation in
 // the workdir (--continue), e.g. one started at a terminal, and adopts the
-// id the CLI reports. With Config.Remote the CLI runs on another machine
+// id the CLI reports. A session id is only ever a canonical UUID and a model
+// only a plain model name (ids.go: ParseSessionID, CheckModel), each passed
+// glued to its flag (--resume=<id>, --model=<name>): an id the CLI reports
+// in another form is not adopted, and events carry none. With Config.Remote the CLI runs on another machine
 // through the system ssh client (remote.go): the supervised process is the
 // local ssh, the stream-json crosses ssh's pipes, the environment is sent
 // on stdin (never on a command line), and a small POSIX sh wrapper on the
