@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,7 +15,9 @@ import (
 
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/runner/sshtest"
 )
 
 // A session id and a model name are the values from outside the config
@@ -169,4 +173,49 @@ func TestStoredModelThatIsNotAModelNameIsDropped(t *testing.T) {
 	for _, a := range r.cliArgs(key) {
 		assert.False(t, strings.HasPrefix(a, "--model"), "the CLI's default model: %q", a)
 	}
+}
+
+// TestRemoteProjectKeepsChatValuesOffTheSSHCommandLine: a project on a host
+// whose login shell reads command lines as fish does. /model refuses a
+// name built to break out of quoting, takes a real one, and the answer
+// comes from the CLI over there with the model and the session on its
+// command line, while the local ssh's command line is the constant one:
+// no model, session id, directory or anything else of the chat's on it.
+func TestRemoteProjectKeepsChatValuesOffTheSSHCommandLine(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	srv := sshtest.Start(t, sshtest.FishLike())
+	far := realDir(t)
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	r := newRig(t, withProjects(map[string]config.Project{
+		"far": {Path: far, Host: srv.Host, SSHOptions: srv.Options},
+	}, func(c *config.Config) { c.Telegram.DefaultProject = "far" }))
+
+	for _, name := range []string{"x';touch " + pwned + ";'", `x\';touch${IFS}` + pwned + `;#`} {
+		md := r.say(chat, alice, "/model "+name)
+		refusal := r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == md.ID })
+		assert.Contains(t, refusal.Text, "is not a model name")
+	}
+	r.command(chat, "/model claude-sonnet-4-5", "Model: claude-sonnet-4-5")
+	r.ask(chat, "hello far away")
+	assert.True(t, ranIn(r.callFor("hello far away"), far))
+	assert.Equal(t, "claude-sonnet-4-5", r.lastModel("hello far away"))
+	session := r.sessionOf(key)
+
+	args := r.cliArgs(key) // the local ssh
+	require.True(t, strings.HasSuffix(args[0], "ssh"), "%q", args)
+	want := append(append([]string{"-T", "-o", "BatchMode=yes"}, srv.Options...), srv.Host, "--")
+	require.Equal(t, want, args[1:len(args)-1])
+	command := args[len(args)-1]
+	assert.True(t, strings.HasPrefix(command, "sh -c '") && strings.HasSuffix(command, "' untether"), "%q", command)
+	for _, v := range []string{"sonnet", session, far, r.claude.Binary, "pwned", "--model", "--session-id", "--resume"} {
+		assert.NotContains(t, command, v, "the command ssh runs")
+	}
+	pid, _ := remoteCLI(t, r.claude.Binary, session)
+	require.NotZero(t, pid, "the CLI runs on the other host")
+	remote, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	require.NoError(t, err)
+	assert.Contains(t, strings.Split(string(remote), "\x00"), "--model=claude-sonnet-4-5")
+	assert.Contains(t, strings.Split(string(remote), "\x00"), "--session-id="+session)
+	assert.NoFileExists(t, pwned)
 }
