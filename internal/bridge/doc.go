@@ -41,7 +41,11 @@
 // on another host runs the CLI through ssh. A chat keeps one session per (project, branch):
 // switching resumes, /sessions lists them with Resume buttons (sessions.go),
 // /continue takes the directory's latest conversation, and /topic makes a
-// forum topic already bound to a project (topics.go).
+// forum topic already bound to a project (topics.go). A session id read
+// from the state database or a Resume button, and a stored or requested
+// model, reach the runner only as runner.ParseSessionID and
+// runner.CheckModel accept them: a damaged one is forgotten and the chat
+// told (projects.go, models.go), a requested one refused.
 //
 // Telegram is treated as hostile input, like the CLI's stream. Every
 // getUpdates response passes through an update guard (pollGuard,

@@ -29,12 +29,18 @@
 // A session normally names its conversation (--session-id, then --resume);
 // with Config.Continue its first process takes the latest conversation in
 // the workdir (--continue), e.g. one started at a terminal, and adopts the
-// id the CLI reports. With Config.Remote the CLI runs on another machine
+// id the CLI reports. A session id is only ever a canonical UUID and a model
+// only a plain model name (ids.go: ParseSessionID, CheckModel), each passed
+// glued to its flag (--resume=<id>, --model=<name>): an id the CLI reports
+// in another form is not adopted, and events carry none. With Config.Remote the CLI runs on another machine
 // through the system ssh client (remote.go): the supervised process is the
-// local ssh, the stream-json crosses ssh's pipes, the environment is sent
-// on stdin (never on a command line), and a small POSIX sh wrapper on the
-// remote side ties the CLI to the channel, so a closed or dead connection
-// ends it (ssh without a terminal would leave it running).
+// local ssh, the stream-json crosses ssh's pipes, and the command ssh runs
+// is a constant that every login shell (fish and csh included) reads alike.
+// The environment, the directory, the CLI and its arguments are sent on
+// stdin ahead of the stream-json, never on a command line, and a small
+// POSIX sh wrapper on the remote side reads them without evaluating them
+// and ties the CLI to the channel, so a closed or dead connection ends it
+// (ssh without a terminal would leave it running).
 //
 // Each spawn resolves the binary and checks the workdir again (preflight.go):
 // an updated binary is used by the next process, and a missing one or a
