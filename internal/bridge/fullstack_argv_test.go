@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner"
 	"github.com/untether/untether/internal/runner/sshtest"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // A session id and a model name are the values from outside the config
@@ -52,7 +52,7 @@ func (r *rig) assertNeverSent(key state.ChatKey, s string) {
 // session id in the state database is never passed to the CLI: the chat
 // is told, starts a new session, and the damaged id is forgotten.
 func TestStoredSessionIDThatIsNotAUUIDStartsFresh(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t, withStored(func(ctx context.Context, s *state.Store) error {
 		if err := s.PutChat(ctx, state.Chat{Key: key, SessionID: flagLike}); err != nil {
@@ -61,7 +61,7 @@ func TestStoredSessionIDThatIsNotAUUIDStartsFresh(t *testing.T) {
 		return s.NoteSession(ctx, key, "default", "", flagLike)
 	}))
 	in := r.say(chat, alice, "hello")
-	r.waitBot(chat, "notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "notice", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "The session this chat had in default cannot be resumed: its stored id is not a valid session id. Claude starts a new session.")
 	})
 	r.finalAnswer(chat, in.ID, "echo: hello")
@@ -79,7 +79,7 @@ func TestStoredSessionIDThatIsNotAUUIDStartsFresh(t *testing.T) {
 // stored id is not a session id gets a Resume button like the others, and
 // pressing it changes nothing.
 func TestResumeButtonRefusesAStoredIDThatIsNotAUUID(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t)
 	in := r.say(chat, alice, "REMEMBER fig")
@@ -99,7 +99,7 @@ func TestResumeButtonRefusesAStoredIDThatIsNotAUUID(t *testing.T) {
 	}
 	require.NotEmpty(t, resume, "the planted entry has a Resume button: %s", list.Text)
 	r.tg.UserPresses(chat, list.ID, resume)
-	r.waitBot(chat, "refused", func(m tgfake.Message) bool {
+	r.waitBot(chat, "refused", func(m telegramtest.Message) bool {
 		return m.ID == list.ID && m.Text == "⚠️ That session cannot be resumed: its stored id is not a valid session id."
 	})
 	assert.Equal(t, real, r.sessionOf(key), "the chat keeps its session")
@@ -114,7 +114,7 @@ func TestResumeButtonRefusesAStoredIDThatIsNotAUUID(t *testing.T) {
 // a model name, saying why, before a CLI starts and while one runs; nothing
 // is stored, the live CLI is not asked, and no later start gets it.
 func TestModelThatIsNotAModelNameIsRefused(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	pwned := filepath.Join(t.TempDir(), "pwned")
 	hostile := []string{"x';touch " + pwned + ";'", "x';touch${IFS}" + pwned + ";'", flagLike, `x\';touch`}
@@ -122,7 +122,7 @@ func TestModelThatIsNotAModelNameIsRefused(t *testing.T) {
 	refuse := func(name string) {
 		t.Helper()
 		md := r.say(chat, alice, "/model "+name)
-		refusal := r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == md.ID })
+		refusal := r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID })
 		assert.Contains(t, refusal.Text, "is not a model name: a model name is letters, digits and . _ - : / @ [ ]")
 		assert.Contains(t, refusal.Text, "Still on the CLI's default.")
 		rec, err := r.store.GetChat(context.Background(), key)
@@ -158,13 +158,13 @@ func TestModelThatIsNotAModelNameIsRefused(t *testing.T) {
 // checked, or planted) is never passed to the CLI: the chat starts on the
 // configured model, is told, and the choice is forgotten.
 func TestStoredModelThatIsNotAModelNameIsDropped(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t, withStored(func(ctx context.Context, s *state.Store) error {
 		return s.PutChat(ctx, state.Chat{Key: key, Model: flagLike})
 	}))
 	in := r.say(chat, alice, "hello")
-	r.waitBot(chat, "notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "notice", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "This chat's chosen model "+flagLike+" is not a model name, so Claude starts on the CLI's default.")
 	})
 	r.finalAnswer(chat, in.ID, "echo: hello")
@@ -182,7 +182,7 @@ func TestStoredModelThatIsNotAModelNameIsDropped(t *testing.T) {
 // command line, while the local ssh's command line is the constant one:
 // no model, session id, directory or anything else of the chat's on it.
 func TestRemoteProjectKeepsChatValuesOffTheSSHCommandLine(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	srv := sshtest.Start(t, sshtest.FishLike())
 	far := realDir(t)
@@ -193,7 +193,7 @@ func TestRemoteProjectKeepsChatValuesOffTheSSHCommandLine(t *testing.T) {
 
 	for _, name := range []string{"x';touch " + pwned + ";'", `x\';touch${IFS}` + pwned + `;#`} {
 		md := r.say(chat, alice, "/model "+name)
-		refusal := r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == md.ID })
+		refusal := r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID })
 		assert.Contains(t, refusal.Text, "is not a model name")
 	}
 	r.command(chat, "/model claude-sonnet-4-5", "Model: claude-sonnet-4-5")
