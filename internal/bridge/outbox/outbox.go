@@ -360,7 +360,9 @@ func (o *Outbox) Close(ctx context.Context) error {
 		select {
 		case <-done:
 		case <-t.C:
-			stuck = len(o.allChats(false))
+			// At least one: a progress edit's own goroutine may be the
+			// one stuck after its chat's worker left.
+			stuck = max(1, len(o.allChats(false)))
 		}
 		t.Stop()
 	}
