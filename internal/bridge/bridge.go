@@ -75,6 +75,7 @@ type Bridge struct {
 	albums   albumMemory            // albums addressed to the bot in groups (batch.go)
 	away     bridgeAway             // usage, budgets, retries after a limit, schedules (away.go)
 	versions cliVersions            // CLI versions seen in turns (world.go)
+	ownDirs  ownDirs                // refusals of untether's own directories reported (own_dirs.go)
 }
 
 // New prepares a bridge; Run starts it.

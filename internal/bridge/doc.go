@@ -87,9 +87,16 @@
 // Phone-first (phone.go and the files it names): files Claude writes to its
 // chat's directory under .untether/outbox/ are sent after each turn (also
 // one its process died in) through the outbox (photos, documents, albums;
-// journaled, then moved to .untether/sent/), /get PATH sends a project file through os.Root behind
-// [files] deny, and a cut Edit/Write preview of a CLI on this machine
-// offers 📄 Full diff (files_out.go, get.go, approvals.go). Voice notes, audio files and video notes are
+// at most [files] max_files_per_turn, the rest counted in one message;
+// journaled, then moved to .untether/sent/), /get PATH sends a project
+// file behind [files] deny (never one of .untether's), a directory as a
+// bounded zip, and a cut Edit/Write preview of a CLI on this machine
+// offers 📄 Full diff (files_out.go, outbox_scan.go, get.go, get_zip.go,
+// approvals.go). Claude's tools can write every .untether directory, so
+// they are reached through internal/safefs only (own_dirs.go): one that is
+// a link or not a directory is refused, reported once and left alone;
+// nothing is followed through a link, every file is opened once without
+// blocking, and that descriptor is what is sent. Voice notes, audio files and video notes are
 // transcribed by the [voice] backend in the hand-over goroutine (voice.go,
 // internal/voice); album parts and forwards (with a comment right after
 // them) are collected into one prompt (batch.go); a reply quotes what it

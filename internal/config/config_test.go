@@ -194,6 +194,8 @@ func TestParseInvalid(t *testing.T) {
 		{"zero upload size", `files.max_upload_mb = 0`, "files.max_upload_mb", "between 1 and 2000"},
 		{"huge upload size", `files.max_upload_mb = 4000`, "files.max_upload_mb", "self-hosted"},
 		{"zero keep", `files.keep = "0s"`, "files.keep", "greater than zero"},
+		{"no files per turn", `files.max_files_per_turn = 0`, "files.max_files_per_turn", "between 1 and 500"},
+		{"a flood of files per turn", `files.max_files_per_turn = 3000`, "files.max_files_per_turn", "between 1 and 500"},
 		{"empty binary", `claude.binary = ""`, "claude.binary", "must not be empty"},
 		{"relative binary path", `claude.binary = "bin/claude"`, "claude.binary", "relative path"},
 		{"relative home", `claude.home = "home"`, "claude.home", "not absolute"},
