@@ -36,8 +36,11 @@
 // queues an update of any kind and [Server.InjectRaw] any getUpdates entry at
 // all, each sent verbatim. Tests observe the
 // bot side through [Server.Snapshot] and [Server.WaitFor], and provoke
-// failures with flood-control emulation ([Server.EnableFloodControl])
-// and deterministic fault injection ([Server.FailNext], [Server.FailWhen],
+// failures with flood-control emulation ([Server.EnableFloodControl]:
+// [DefaultFloodLimits] lets a private chat burst 8 calls and then sustain
+// one a second, with 20 a minute per group and 30 a second overall;
+// [StrictFloodLimits] allows only 3 in any 3 s of a private chat, for tests
+// that need Telegram to refuse bursts) and deterministic fault injection ([Server.FailNext], [Server.FailWhen],
 // [Server.Delay], [Server.DropConnection]). Every call is logged with the fake
 // clock's time so [Server.ViolationsOfRetryAfter] can prove that a chat was
 // left alone while Telegram had told the bot to wait.

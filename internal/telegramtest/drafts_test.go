@@ -91,7 +91,7 @@ func TestDraftContract(t *testing.T) {
 func TestDraftFloodContract(t *testing.T) {
 	clock := telegramtest.NewManualClock(time.Time{})
 	srv := newFake(t, telegramtest.WithClock(clock.Now))
-	srv.EnableFloodControl(telegramtest.DefaultFloodLimits())
+	srv.EnableFloodControl(telegramtest.StrictFloodLimits()) // 3 sends in 3 s, then 429
 	b := newBot(t, srv)
 	for i := range 20 {
 		require.NoError(t, sendDraft(b, dm, 0, 1, "word "+strconv.Itoa(i)))

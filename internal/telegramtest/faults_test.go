@@ -27,9 +27,55 @@ func retryAfter(t *testing.T, err error) int {
 	return tmr.RetryAfter
 }
 
-func TestFloodControlPrivateChat(t *testing.T) {
+// TestDefaultFloodModelContract pins the default model (BENCHMARKS.md, "The
+// flood model"): a private chat bursts 8 and then sustains one call a
+// second, a group takes 20 a minute, all chats together 30 a second.
+func TestDefaultFloodModelContract(t *testing.T) {
 	clock := telegramtest.NewManualClock(time.Time{})
 	srv := newFake(t, telegramtest.WithClock(clock.Now), telegramtest.WithFloodControl(telegramtest.DefaultFloodLimits()))
+	b := newBot(t, srv)
+
+	for i := range 8 { // a long answer's parts and more, at once
+		require.NoError(t, sendTo(b, dm, fmt.Sprint("part ", i)), "call %d of the burst", i)
+	}
+	assert.Equal(t, 1, retryAfter(t, sendTo(b, dm, "ninth")), "the bucket is empty: one more a second")
+	clock.Advance(time.Second)
+	require.NoError(t, sendTo(b, dm, "a second later"))
+	assert.Equal(t, 1, retryAfter(t, sendTo(b, dm, "and another at once")))
+	for i := range 60 { // one a second, sustained, never runs dry
+		clock.Advance(time.Second)
+		require.NoError(t, sendTo(b, dm, fmt.Sprint("steady ", i)), "second %d", i)
+	}
+	clock.Advance(500 * time.Millisecond)
+	assert.Equal(t, 1, retryAfter(t, sendTo(b, dm, "sooner")), "one a second is all it sustains: the burst did not come back")
+	clock.Advance(20 * time.Second) // quiet: the bucket refills to 8 and no more
+	for i := range 8 {
+		require.NoError(t, sendTo(b, dm, fmt.Sprint("again ", i)))
+	}
+	assert.Equal(t, 1, retryAfter(t, sendTo(b, dm, "ninth again")))
+	assert.Empty(t, srv.ViolationsOfRetryAfter(), "each 429 was waited out")
+
+	// Groups: 20 sends and edits a minute, no burst allowance beyond them.
+	for i := range 20 {
+		require.NoError(t, sendTo(b, group, fmt.Sprint("g", i)))
+	}
+	assert.Equal(t, 60, retryAfter(t, sendTo(b, group, "21st")))
+
+	// All chats together: 30 a second.
+	clock.Advance(time.Minute)
+	for i := range 30 {
+		id := telegramtest.ChatID(7000 + i)
+		srv.AddChat(telegramtest.Chat{ID: id})
+		require.NoError(t, sendTo(b, id, "x"), "chat %d", i)
+	}
+	srv.AddChat(telegramtest.Chat{ID: 7030})
+	assert.Equal(t, 1, retryAfter(t, sendTo(b, 7030, "31st")))
+}
+
+// The strict model: 3 calls in any 3 s of a private chat.
+func TestFloodControlPrivateChat(t *testing.T) {
+	clock := telegramtest.NewManualClock(time.Time{})
+	srv := newFake(t, telegramtest.WithClock(clock.Now), telegramtest.WithFloodControl(telegramtest.StrictFloodLimits()))
 	b := newBot(t, srv)
 
 	for i := range 3 { // the burst
@@ -77,7 +123,7 @@ func TestFloodControlGroupSharesSendsAndEdits(t *testing.T) {
 
 func TestFloodControlExtendPenalty(t *testing.T) {
 	clock := telegramtest.NewManualClock(time.Time{})
-	limits := telegramtest.DefaultFloodLimits()
+	limits := telegramtest.StrictFloodLimits()
 	limits.ExtendPenalty = true
 	srv := newFake(t, telegramtest.WithClock(clock.Now), telegramtest.WithFloodControl(limits))
 	b := newBot(t, srv)

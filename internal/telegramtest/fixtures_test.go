@@ -50,7 +50,7 @@ func TestResponsesMatchDocFixtures(t *testing.T) {
 		},
 		"05_editMessageText.json": func() { clock.Advance(time.Second) },
 		"11_sendMessage_flood.json": func() {
-			srv.EnableFloodControl(telegramtest.DefaultFloodLimits())
+			srv.EnableFloodControl(telegramtest.StrictFloodLimits()) // the fourth call in 3 s is refused
 			for range 3 {
 				postJSON(t, srv, "sendMessage", map[string]any{"chat_id": dm, "text": "burst"}).result(t)
 			}

@@ -338,6 +338,6 @@ func (s *Server) finishCall(idx, status int, desc string, retryAfter int) {
 	defer s.mu.Unlock()
 	s.eventSeq++
 	c := &s.calls[idx]
-	c.Status, c.Description, c.RetryAfter, c.doneSeq = status, desc, retryAfter, s.eventSeq
+	c.Status, c.Description, c.RetryAfter, c.doneSeq, c.Done = status, desc, retryAfter, s.eventSeq, s.now()
 	s.bumpLocked()
 }

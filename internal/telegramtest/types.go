@@ -187,7 +187,8 @@ type Call struct {
 	Status      int
 	Description string
 	RetryAfter  int
-	arriveSeq   int // position among arrivals and completions
+	Done        time.Time // fake clock when the response was written, or the connection dropped
+	arriveSeq   int       // position among arrivals and completions
 	doneSeq     int
 }
 

@@ -8,7 +8,12 @@
 // an answer's latency into the bridge's part and the outbox's through
 // outbox.Options.Dispatched; BenchmarkOutage makes the fake Telegram answer
 // every call with 502 for 10 s, 60 s or (on a jumped outbox clock) 10 min;
-// BenchmarkLongAnswer times a 12.6 kB answer's four chunks. The fake CLI is the
+// BenchmarkLongAnswer times a 12.6 kB answer's four chunks; BenchmarkLoadStrict
+// and LongAnswer's -strict scenarios run against the fake's strict flood
+// model (telegramtest.StrictFloodLimits), where 429s must cost nothing;
+// BenchmarkStreamEnd splits a streamed answer's last half second into the
+// fake API's closing events, the CLI's frames (a tee around the real CLI),
+// the bridge, the outbox and the HTTP call. The fake CLI is the
 // package's test binary re-executed with [EnvFakeCLI] set (see [FakeCLIMain]),
 // so it needs no separate build step.
 //
@@ -17,4 +22,6 @@
 //	go test ./internal/bridge/loadtest -run '^$' -bench 'Load|Memory|CPU' -benchtime 1x -timeout 30m
 //	go test ./internal/bridge/loadtest -run '^$' -bench 'Peer|Spawn' -benchtime 1x -timeout 30m
 //	go test ./internal/bridge/loadtest -run '^$' -bench 'Outage|LongAnswer' -benchtime 3x -timeout 40m
+//
+// BENCHMARKS.md lists every benchmark with its command and latest figures.
 package loadtest

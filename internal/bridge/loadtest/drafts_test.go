@@ -37,6 +37,13 @@ type modelTap struct {
 type tapStream struct {
 	request []byte
 	deltas  []tapDelta
+	events  []tapEvent // every SSE event, by its type
+	end     time.Time  // the response body ended
+}
+
+type tapEvent struct {
+	at  time.Time
+	typ string // message_start, content_block_delta, message_stop, …
 }
 
 type tapDelta struct {
@@ -94,8 +101,16 @@ func (m *modelTap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				st.deltas = append(st.deltas, tapDelta{at: at, text: text.String()})
 				m.mu.Unlock()
 			}
+			if ev, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("event: ")); ok {
+				m.mu.Lock()
+				st.events = append(st.events, tapEvent{at: at, typ: string(ev)})
+				m.mu.Unlock()
+			}
 		}
 		if err != nil {
+			m.mu.Lock()
+			st.end = time.Now()
+			m.mu.Unlock()
 			return
 		}
 	}
@@ -123,11 +138,21 @@ func textDelta(line []byte) (string, bool) {
 // reply returns the deltas of the first streamed reply to a request that
 // contains marker.
 func (m *modelTap) reply(marker string) []tapDelta {
+	st := m.stream(marker)
+	if st == nil {
+		return nil
+	}
+	return st.deltas
+}
+
+// stream returns a copy of the first streamed reply with text to a
+// request that contains marker, nil if none.
+func (m *modelTap) stream(marker string) *tapStream {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, st := range m.streams {
 		if bytes.Contains(st.request, []byte(marker)) && len(st.deltas) > 0 {
-			return slices.Clone(st.deltas)
+			return &tapStream{request: st.request, deltas: slices.Clone(st.deltas), events: slices.Clone(st.events), end: st.end}
 		}
 	}
 	return nil

@@ -39,6 +39,7 @@ type loadScenario struct {
 	topics int           // or: topics of one forum supergroup
 	gap    time.Duration // pause before each tool event; 0 is full speed
 	live   int           // max_live_processes; 0: the default (16)
+	strict bool          // the fake's strict flood model (telegramtest.StrictFloodLimits)
 }
 
 const loadTools = 200
@@ -51,32 +52,54 @@ const loadGroup = -1009000000001
 const answerWait = 2 * time.Minute
 
 // BenchmarkLoad runs the real bridge against the fake Telegram with its
-// flood limits enforced and the daemon's default outbox pacing and progress
-// settings. Each conversation sends one message per iteration and waits for
-// its answer; the fake CLI streams 200 tool_use/tool_result pairs per turn.
+// default flood model enforced and the daemon's default outbox pacing and
+// progress settings. Each conversation sends one message per iteration and
+// waits for its answer; the fake CLI streams 200 tool_use/tool_result pairs
+// per turn.
 func BenchmarkLoad(b *testing.B) {
-	for _, sc := range []loadScenario{
-		{name: "private-1", chats: 1},
-		{name: "private-10", chats: 10},
-		{name: "private-50", chats: 50},
-		{name: "private-200", chats: 200},
-		{name: "forum-20-topics", topics: 20},
-		// The same 200 events spread over 10 s, so progress edits and their
-		// staleness are measured while a turn runs, not only at its end.
-		{name: "private-10-paced-50ms", chats: 10, gap: 50 * time.Millisecond},
-		// 200 chats with a CLI each: no chat waits for a slot, so the
-		// Telegram budget goes to progress and answers only (with 16
-		// live CLIs, the chats beyond them also get a "waiting for a
-		// slot" notice, which becomes their progress message).
-		{name: "private-200-all-live", chats: 200, live: 200},
-		// 200 chats whose 10 s turns all run at once: every progress
-		// message wants refreshing all the time, and the global budget
-		// (30 a second) allows each about one refresh every 6.7 s, so
-		// staleness shows how fairly the outbox shares it.
-		{name: "private-200-paced-50ms-all-live", chats: 200, gap: 50 * time.Millisecond, live: 200},
-	} {
+	for _, sc := range loadScenarios {
 		b.Run(sc.name, func(b *testing.B) { runLoad(b, sc) })
 	}
+}
+
+// BenchmarkLoadStrict runs BenchmarkLoad's scenarios against the fake's
+// strict flood model (3 calls in any 3 s of a private chat), stricter than
+// the outbox's pacing: the 429s it draws must cost no answer and no call
+// inside retry_after.
+func BenchmarkLoadStrict(b *testing.B) {
+	for _, sc := range loadScenarios {
+		sc.strict = true
+		b.Run(sc.name, func(b *testing.B) { runLoad(b, sc) })
+	}
+}
+
+var loadScenarios = []loadScenario{
+	{name: "private-1", chats: 1},
+	{name: "private-10", chats: 10},
+	{name: "private-50", chats: 50},
+	{name: "private-200", chats: 200},
+	{name: "forum-20-topics", topics: 20},
+	// The same 200 events spread over 10 s, so progress edits and their
+	// staleness are measured while a turn runs, not only at its end.
+	{name: "private-10-paced-50ms", chats: 10, gap: 50 * time.Millisecond},
+	// 200 chats with a CLI each: no chat waits for a slot, so the
+	// Telegram budget goes to progress and answers only (with 16
+	// live CLIs, the chats beyond them also get a "waiting for a
+	// slot" notice, which becomes their progress message).
+	{name: "private-200-all-live", chats: 200, live: 200},
+	// 200 chats whose 10 s turns all run at once: every progress
+	// message wants refreshing all the time, and the global budget
+	// (30 a second) allows each about one refresh every 6.7 s, so
+	// staleness shows how fairly the outbox shares it.
+	{name: "private-200-paced-50ms-all-live", chats: 200, gap: 50 * time.Millisecond, live: 200},
+}
+
+// floodLimits is the fake's default flood model, or its strict one.
+func floodLimits(strict bool) telegramtest.FloodLimits {
+	if strict {
+		return telegramtest.StrictFloodLimits()
+	}
+	return telegramtest.DefaultFloodLimits()
 }
 
 func setupConvs(tg *telegramtest.Server, sc loadScenario) []conv {
@@ -128,7 +151,7 @@ func round(b *testing.B, d *daemon, convs []conv, iter int) []turnRec {
 
 func runLoad(b *testing.B, sc loadScenario) {
 	tg := telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot"))
-	tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
+	tg.EnableFloodControl(floodLimits(sc.strict))
 	convs := setupConvs(tg, sc)
 	logDir := b.TempDir()
 	dl := newDispatchLog()
@@ -159,6 +182,7 @@ func runLoad(b *testing.B, sc loadScenario) {
 	window := last.Sub(start)
 	frames := len(turns) * FramesPerTurn(loadTools)
 	b.ReportMetric(float64(r.n429), "429s")
+	b.ReportMetric(float64(len(tg.ViolationsOfRetryAfter())), "retry-after-violations")
 	b.ReportMetric(float64(r.other4xx), "other-4xx")
 	b.ReportMetric(float64(r.lost+r.neverSent), "lost-answers")
 	b.ReportMetric(float64(r.errorReplies), "error-replies")
@@ -212,6 +236,12 @@ type loadResult struct {
 	byMethod                     map[string]int
 }
 
+// pacer is a replayed per-chat limit of the outbox (a Bucket or a Window).
+type pacer interface {
+	Take(t time.Time)
+	ReadyAt(t time.Time, keep int) time.Time
+}
+
 // outboxCounted are the methods that take a slot of the outbox's per-chat
 // and global windows; typing (sendChatAction) takes neither.
 var outboxCounted = map[string]bool{"sendMessage": true, "editMessageText": true, "deleteMessage": true}
@@ -229,8 +259,9 @@ type sentCall struct {
 // analyse derives the load figures from the fake Telegram's call log and
 // the fake CLI's step logs.
 //
-// Pacing-excluded latency: the outbox's per-chat and global sliding
-// windows (its default sizes; an answer may use every slot) are replayed
+// Pacing-excluded latency: the outbox's per-chat limits (a private chat's
+// bucket, a group's window) and its global sliding window (default sizes;
+// an answer may use every slot) are replayed
 // over every call Telegram saw before the answer; the answer's latency
 // counts only from when both had a free slot (or from the result, if
 // later). Arrival times stand in for the outbox's send times. Time an
@@ -239,13 +270,15 @@ type sentCall struct {
 // so those answers are counted separately as behindProgress.
 func analyse(sn *telegramtest.Snapshot, turns []turnRec, logDir string, group bool, since time.Time, dl *dispatchLog) loadResult {
 	var r loadResult
-	interval, burst := outbox.DefaultPrivateInterval, outbox.DefaultPrivateBurst
+	newLimit := func() pacer { return NewBucket(outbox.DefaultPrivateBurst, outbox.DefaultPrivateInterval) }
 	if group {
-		interval, burst = outbox.DefaultGroupInterval, outbox.DefaultGroupBurst
+		newLimit = func() pacer {
+			return NewWindow(outbox.DefaultGroupBurst, time.Duration(outbox.DefaultGroupBurst)*outbox.DefaultGroupInterval)
+		}
 	}
 	global := NewWindow(outbox.DefaultGlobalBurst,
 		time.Duration(float64(outbox.DefaultGlobalBurst)/float64(outbox.DefaultGlobalRate)*float64(time.Second)))
-	chats := map[telegramtest.ChatID]*Window{}
+	chats := map[telegramtest.ChatID]pacer{}
 	threadOf := map[telegramtest.ChatID]map[string]telegramtest.ThreadID{}
 	for chat, msgs := range sn.Chats {
 		threadOf[chat] = map[string]telegramtest.ThreadID{}
@@ -318,7 +351,7 @@ func analyse(sn *telegramtest.Snapshot, turns []turnRec, logDir string, group bo
 		}
 		chat := chats[c.Chat]
 		if chat == nil {
-			chat = NewWindow(burst, time.Duration(burst)*interval)
+			chat = newLimit()
 			chats[c.Chat] = chat
 		}
 		at, tag, isFinal := ResultAt(c.Params["text"])

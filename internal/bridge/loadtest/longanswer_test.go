@@ -21,21 +21,26 @@ const longAnswerBytes = 12600
 // the fake CLI writing `result` to the first and to the last chunk
 // reaching the fake Telegram, and the 429s. Turns are 4 s apart, so each
 // starts with the chat's window as a human's next message would find it.
+// The "strict" ones run against the fake's strict flood model (3 calls in
+// any 3 s), which refuses the burst: what it costs, and that nothing is lost.
 func BenchmarkLongAnswer(b *testing.B) {
 	for _, sc := range []struct {
-		name string
-		spec string
+		name   string
+		spec   string
+		strict bool
 	}{
-		{"quick", "tools=0"},
-		{"after-progress", "tools=20 gap=100ms"},
+		{"quick", "tools=0", false},
+		{"after-progress", "tools=20 gap=100ms", false},
+		{"quick-strict", "tools=0", true},
+		{"after-progress-strict", "tools=20 gap=100ms", true},
 	} {
-		b.Run(sc.name, func(b *testing.B) { runLongAnswer(b, sc.spec) })
+		b.Run(sc.name, func(b *testing.B) { runLongAnswer(b, sc.spec, sc.strict) })
 	}
 }
 
-func runLongAnswer(b *testing.B, spec string) {
+func runLongAnswer(b *testing.B, spec string, strict bool) {
 	tg := telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot"))
-	tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
+	tg.EnableFloodControl(floodLimits(strict))
 	c := setupConvs(tg, loadScenario{chats: 1})[0]
 	logDir := b.TempDir()
 	startDaemon(b, tg, daemonOpts{fakeEnv: map[string]string{EnvStepLog: logDir}})
@@ -96,6 +101,7 @@ func runLongAnswer(b *testing.B, spec string) {
 	b.ReportMetric(Ms(Percentile(complete, 100)), "complete-max-ms")
 	b.ReportMetric(float64(chunks)/float64(max(1, b.N-lost)), "chunks/answer")
 	b.ReportMetric(float64(n429), "429s")
+	b.ReportMetric(float64(len(tg.ViolationsOfRetryAfter())), "retry-after-violations")
 	b.ReportMetric(float64(lost), "lost-answers")
 	b.Logf("first chunk after result: %s; complete: %s; %d 429s", durations(first), durations(complete), n429)
 }

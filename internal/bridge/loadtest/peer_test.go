@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
@@ -55,6 +56,7 @@ type peerRig struct {
 	dir    string
 	chat   telegramtest.ChatID
 	user   telegramtest.User
+	outbox outbox.Options
 }
 
 func realCLI(env *claudetest.Env, more func(*config.Config)) func(*config.Config) {
@@ -69,19 +71,25 @@ func realCLI(env *claudetest.Env, more func(*config.Config)) func(*config.Config
 }
 
 func newPeerRig(b *testing.B, more func(*config.Config)) *peerRig {
+	return newPeerRigWith(b, more, outbox.Options{})
+}
+
+// newPeerRigWith is newPeerRig with the daemon's outbox given ob (only its
+// benchmark hook, so far).
+func newPeerRigWith(b *testing.B, more func(*config.Config), ob outbox.Options) *peerRig {
 	b.Helper()
 	r := &peerRig{tg: telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot")),
 		claude: claudetest.New(b, peerScript()), dir: b.TempDir(),
-		chat: telegramtest.ChatID(alice), user: telegramtest.User{ID: alice, FirstName: "Alice"}}
+		chat: telegramtest.ChatID(alice), user: telegramtest.User{ID: alice, FirstName: "Alice"}, outbox: ob}
 	r.tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
 	r.tg.AddChat(telegramtest.Chat{ID: r.chat, Type: telegramtest.Private, FirstName: "Alice"})
-	r.d = startDaemon(b, r.tg, daemonOpts{stateDir: r.dir, mutate: realCLI(r.claude, more)})
+	r.d = startDaemon(b, r.tg, daemonOpts{stateDir: r.dir, mutate: realCLI(r.claude, more), outbox: ob})
 	return r
 }
 
 func (r *peerRig) restart(b *testing.B, more func(*config.Config)) {
 	r.d.stop()
-	r.d = startDaemon(b, r.tg, daemonOpts{stateDir: r.dir, mutate: realCLI(r.claude, more)})
+	r.d = startDaemon(b, r.tg, daemonOpts{stateDir: r.dir, mutate: realCLI(r.claude, more), outbox: r.outbox})
 }
 
 // say sends text and returns the message as it arrived at the fake.

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(EnvFakeCLI) == "1" {
 		os.Exit(FakeCLIMain(os.Args[1:], os.Stdin, os.Stdout))
 	}
+	if os.Getenv(EnvTeeCLI) != "" {
+		os.Exit(teeCLIMain(os.Args[1:]))
+	}
 	os.Exit(m.Run())
 }
 

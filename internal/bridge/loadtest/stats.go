@@ -155,6 +155,39 @@ func (w *Window) ReadyAt(t time.Time, keep int) time.Time {
 	return in[len(in)-allowed].Add(w.per)
 }
 
+// Bucket replays a private chat's token bucket in the outbox (N calls at
+// once, then one more per Every) over the calls Telegram saw, as Window
+// does for the windows.
+type Bucket struct {
+	n     int
+	every time.Duration
+	full  time.Time // when the bucket holds n calls again
+}
+
+// NewBucket is a bucket of n calls that gains one per every.
+func NewBucket(n int, every time.Duration) *Bucket { return &Bucket{n: n, every: every} }
+
+// Take records a call at t (calls must come in time order).
+func (b *Bucket) Take(t time.Time) {
+	if b.full.Before(t) {
+		b.full = t
+	}
+	b.full = b.full.Add(b.every)
+}
+
+// ReadyAt is the earliest time ≥ t at which a call leaving keep of the N
+// calls in the bucket fits, without recording it.
+func (b *Bucket) ReadyAt(t time.Time, keep int) time.Time {
+	if !b.full.After(t) {
+		return t // full
+	}
+	allowed := time.Duration(max(b.n-1-keep, 0)) * b.every
+	if d := b.full.Sub(t) - allowed; d > 0 {
+		return t.Add(d)
+	}
+	return t
+}
+
 // ProcRSS is the resident set size of pid in bytes (VmRSS).
 func ProcRSS(pid int) (int64, error) {
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))

@@ -108,6 +108,20 @@ func TestWindowReadyAt(t *testing.T) {
 	assert.Equal(t, t0.Add(5*time.Second), w.ReadyAt(t0.Add(2*time.Second), 2))
 }
 
+func TestBucketReadyAt(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	b := NewBucket(3, time.Second)
+	assert.Equal(t, t0, b.ReadyAt(t0, 0), "a fresh bucket is full")
+	b.Take(t0)
+	b.Take(t0)
+	assert.Equal(t, t0, b.ReadyAt(t0, 0), "one call left")
+	assert.Equal(t, t0.Add(time.Second), b.ReadyAt(t0, 1), "a low op leaves it")
+	b.Take(t0)
+	assert.Equal(t, t0.Add(time.Second), b.ReadyAt(t0, 0), "empty: one more a second")
+	assert.Equal(t, t0.Add(3*time.Second), b.ReadyAt(t0.Add(2*time.Second), 2), "2 of 3 by then: one leaving 2 waits for the third")
+	assert.Equal(t, t0.Add(4*time.Second), b.ReadyAt(t0.Add(4*time.Second), 2), "full again, and no fuller")
+}
+
 func TestProcHelpers(t *testing.T) {
 	rss, err := ProcRSS(os.Getpid())
 	require.NoError(t, err)

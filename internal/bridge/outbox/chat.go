@@ -125,7 +125,7 @@ func (op *op) sendsMessage() bool {
 type chat struct {
 	id   int64
 	wake chan struct{}
-	lim  *window // touched only by the worker and under mu
+	lim  chatLimit // touched only by the worker and under mu
 
 	mu          sync.Mutex
 	high, low   []*op
@@ -151,11 +151,13 @@ type chat struct {
 }
 
 func (o *Outbox) newChat(id int64) *chat {
-	interval, burst := o.opt.PrivateInterval, o.opt.PrivateBurst
-	if id < 0 {
-		interval, burst = o.opt.GroupInterval, o.opt.GroupBurst
+	var lim chatLimit = chatWindow{newWindow(o.opt.GroupBurst, o.opt.GroupInterval)}
+	if id >= 0 {
+		b := newBucket(o.opt.PrivateBurst, o.opt.PrivateInterval, o.opt.PenaltyMemory)
+		o.learnt.apply(id, b, o.clock.Now())
+		lim = b
 	}
-	return &chat{id: id, wake: make(chan struct{}, 1), lim: newWindow(burst, interval)}
+	return &chat{id: id, wake: make(chan struct{}, 1), lim: lim}
 }
 
 func (c *chat) signal() {

@@ -15,9 +15,12 @@
 // message whose (unjournaled) send still waits in its queue goes out with
 // the send, and a message deleted before its send went out is never sent,
 // so a busy outbox spends no calls on content nobody would see. Calls are
-// paced by a sliding window per chat shared by sends, edits and deletes, in
-// which progress edits always leave a slot for high-priority work, and by a
-// global sliding window (30 calls a second), in which each call counts from
+// paced per chat, sends, edits and deletes together: a private chat is a
+// token bucket (6 calls at once, then one per 1.05 s) of which progress
+// edits leave four to answers and approvals, so the parts of a long answer
+// go out together; a group is a sliding window (19 calls in 60.8 s) of
+// which progress edits leave one. Over all chats there is a global sliding
+// window (30 calls a second), in which each call counts from
 // its send until a full second after its response: Telegram counts a call
 // when it arrives, which cannot be later, so no margin for network or CPU
 // delay is needed (a call still unanswered after 5 s is taken to have
@@ -32,7 +35,9 @@
 // approvals then go out beside it instead of waiting for its timeout.
 //
 // A 429 pauses only the chat it came from, for retry_after plus jitter, and
-// the same operation is retried afterwards. Network errors and 5xx answers
+// the same operation is retried afterwards. A private chat that drew one
+// bursts less for a while: its bucket is halved, down to one call, for
+// 10 minutes after its latest 429, also across its worker retiring. Network errors and 5xx answers
 // are retried with exponential backoff, capped at 5 s for high-priority
 // work and 30 s for progress edits, until [Outbox.Close] gives up. A
 // successful call anywhere (in another chat, the bridge's getUpdates

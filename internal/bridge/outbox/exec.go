@@ -312,6 +312,12 @@ func (o *Outbox) settle(c *chat, op *op, id MessageID, err error, now time.Time)
 		if until := now.Add(pause); until.After(c.pausedUntil) {
 			c.pausedUntil = until
 		}
+		// Telegram is stricter with this chat than the model: it bursts
+		// less for a while (bucket.go).
+		c.lim.penalise(now)
+		if b, ok := c.lim.(*bucket); ok {
+			o.learnt.note(c.id, b, now)
+		}
 		o.stats.rateLimited.Add(1)
 		opEvent(log.Warn(), op).Dur("retry_after", retryAfter).Dur("pause", pause).Msg("Telegram rate limit; pausing chat")
 		fx := effects{pauseDrafts: c.pausedUntil, pauseDraftsOfChat: c.id}

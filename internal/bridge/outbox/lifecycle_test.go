@@ -291,10 +291,10 @@ func TestReplacementCarriesOverToNewerEdit(t *testing.T) {
 
 func TestDeleteWhileReplacementPending(t *testing.T) {
 	clock := newManualClock()
-	// A burst of 3 lets the edit and its replacement go without waiting for
-	// a refill (the token kept for high ops included), so the only wait on
-	// the manual clock is the 429 pause this test is about.
-	o, tg := newTestOutbox(t, clock, Options{PrivateBurst: 3})
+	// The default bucket lets the edit and its replacement go without
+	// waiting for a refill (the calls kept for high ops aside), so the only
+	// wait on the manual clock is the 429 pause this test is about.
+	o, tg := newTestOutbox(t, clock, Options{})
 	tg.setScript(func(c call) error {
 		if c.Method == "sendMessage" {
 			return errTooMany(10) // the replacement send is held back

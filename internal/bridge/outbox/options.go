@@ -9,14 +9,18 @@ import (
 )
 
 // Defaults for [Options]. The pacing values follow Telegram's bot FAQ: about
-// one message per second per private chat, at most 20 per minute per group,
-// about 30 per second overall (telegram.md §2.2), with headroom.
+// one message per second per chat with short bursts, at most 20 per minute
+// per group, about 30 per second overall, with headroom; BENCHMARKS.md
+// ("The flood model") gives the evidence behind each and its sources.
 //
-// Per chat, Burst calls are allowed in any span of Burst×Interval (a sliding
-// window): 3 in 3.15 s for a private chat, 19 in 60.8 s for a group.
-// Low-priority operations (progress edits) leave one of those slots free,
-// so a final answer or an approval never waits behind an edit that just
-// used the budget, and the window is never exceeded. The global limit is
+// A private chat is a token bucket (bucket.go): PrivateBurst calls at once,
+// then one more every PrivateInterval, 6 and 1.05 s. Progress edits leave
+// two thirds of it (4) to answers and approvals, so the parts of a long
+// answer, or an answer and the approval before it, go out together however
+// much progress went before. A 429 halves the chat's bucket for
+// PenaltyMemory (10 minutes). A group is a sliding window: GroupBurst
+// calls in any span of GroupBurst×GroupInterval, 19 in 60.8 s, of which
+// progress edits leave one free; the window is never exceeded. The global limit is
 // a sliding window of the same kind, GlobalBurst calls in any span of
 // GlobalBurst/GlobalRate: 30 in 1 s, Telegram's "about 30 messages per
 // second". It needs no margin for the time between sending a call and its
@@ -29,7 +33,8 @@ import (
 // no message slot (gate.spare).
 const (
 	DefaultPrivateInterval = 1050 * time.Millisecond
-	DefaultPrivateBurst    = 3
+	DefaultPrivateBurst    = 6
+	DefaultPenaltyMemory   = 10 * time.Minute
 	DefaultGroupInterval   = 3200 * time.Millisecond
 	DefaultGroupBurst      = 19
 	DefaultGlobalRate      = rate.Limit(30) // per second, on average
@@ -77,9 +82,10 @@ type Options struct {
 	// the outbox had it and the time the outbox held it; it must be fast.
 	Dispatched func(Dispatch)
 
-	PrivateInterval time.Duration // per-chat pacing for chat ids > 0
-	PrivateBurst    int
-	GroupInterval   time.Duration // per-chat pacing for chat ids < 0
+	PrivateInterval time.Duration // per-chat token bucket for chat ids ≥ 0: one call more per interval
+	PrivateBurst    int           // its size: calls at once
+	PenaltyMemory   time.Duration // how long a 429 keeps a private chat's bucket halved
+	GroupInterval   time.Duration // per-chat sliding window for chat ids < 0
 	GroupBurst      int
 	GlobalRate      rate.Limit // all chats together: GlobalBurst calls per GlobalBurst/GlobalRate
 	GlobalBurst     int
@@ -121,6 +127,7 @@ func (opt Options) withDefaults() Options {
 	}
 	setDur(&opt.PrivateInterval, DefaultPrivateInterval)
 	setInt(&opt.PrivateBurst, DefaultPrivateBurst)
+	setDur(&opt.PenaltyMemory, DefaultPenaltyMemory)
 	setDur(&opt.GroupInterval, DefaultGroupInterval)
 	setInt(&opt.GroupBurst, DefaultGroupBurst)
 	if opt.GlobalRate <= 0 {

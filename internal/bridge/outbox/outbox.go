@@ -56,6 +56,7 @@ type Outbox struct {
 	unflushed   []UnflushedOp
 
 	drafts draftLanes // draft.go
+	learnt learned    // private chats that drew a 429 (bucket.go)
 
 	stats counters
 }

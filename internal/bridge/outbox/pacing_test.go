@@ -424,36 +424,86 @@ func TestTypingGivesWayUnderGlobalLoad(t *testing.T) {
 	}
 }
 
+// TestLowOpsLeaveASlotForHighOps: progress edits spend at most two of a
+// private chat's six calls; the four they leave carry an answer of four
+// parts at once, however much progress went before.
 func TestLowOpsLeaveASlotForHighOps(t *testing.T) {
 	clock := newManualClock()
-	// 2 calls per 2.1 s: an edit may use one slot, the other is kept.
-	o, tg := newTestOutbox(t, clock, Options{PrivateBurst: 2})
+	o, tg := newTestOutbox(t, clock, Options{})
 	key := ChatKey{Chat: 30}
 	tg.seed(30, 10, "progress 0")
 	progress := o.Adopt(key, 10)
 	t0 := clock.Now()
-	// The second edit is queued while the first is in flight, so the worker
-	// meets it right after spending one of its two tokens.
-	tg.hold()
-	first := o.Edit(bg, progress, Low, Content{Text: "progress 1"})
-	waitFor(t, "first edit in flight", func() bool { return tg.Started() == 1 })
-	second := o.Edit(bg, progress, Low, Content{Text: "progress 2"})
-	tg.release()
-	_, err := await(t, first)
-	require.NoError(t, err)
-	waitFor(t, "second edit waits for a refill (or is sent)", func() bool {
-		return clock.hasWaiterAt(t0.Add(2*DefaultPrivateInterval+time.Millisecond)) || len(tg.Calls()) >= 2
-	})
-	require.Len(t, tg.Calls(), 1, "a low op does not take the token kept for high ops")
-	// A final answer arriving now goes out at once, with the kept token.
-	answer := o.Send(bg, key, High, Content{Text: "the answer"}, SendOptions{})
-	_, err = await(t, answer.Sent())
-	require.NoError(t, err)
+	for i := 1; i <= 2; i++ { // one at a time, so nothing coalesces
+		_, err := await(t, o.Edit(bg, progress, Low, Content{Text: fmt.Sprint("progress ", i)}))
+		require.NoError(t, err)
+	}
+	third := o.Edit(bg, progress, Low, Content{Text: "progress 3"})
+	waitFor(t, "the third edit waits for a refill", func() bool { return clock.hasWaiterAt(t0.Add(DefaultPrivateInterval)) })
+	require.Len(t, tg.Calls(), 2, "a low op does not take the calls kept for high ops")
+	// An answer in four parts arriving now goes out at once, with the kept calls.
+	var parts []*Message
+	for i := range 4 {
+		parts = append(parts, o.Send(bg, key, High, Content{Text: fmt.Sprint("part ", i)}, SendOptions{}))
+	}
+	for _, p := range parts {
+		_, err := await(t, p.Sent())
+		require.NoError(t, err)
+	}
 	calls := tg.Calls()
-	require.Len(t, calls, 2)
-	assert.Equal(t, "the answer", calls[1].Text, "the answer did not wait behind the edit")
-	assert.Equal(t, t0, calls[1].At, "and was sent without waiting for a refill")
-	clock.Advance(3 * time.Second)
-	_, err = await(t, second)
+	require.Len(t, calls, 6)
+	for _, c := range calls[2:] {
+		assert.Equal(t, t0, c.At, "%q was sent without waiting for a refill", c.Text)
+	}
+	assert.Equal(t, []string{"part 0", "part 1", "part 2", "part 3"}, texts(calls[2:]), "and did not wait behind the edit")
+	clock.Advance(10 * time.Second)
+	_, err := await(t, third)
 	require.NoError(t, err)
+}
+
+// TestA429MakesAPrivateChatBurstLess: after a 429 a private chat's bucket is
+// halved for PenaltyMemory, also across its worker retiring, and then
+// bursts as before.
+func TestA429MakesAPrivateChatBurstLess(t *testing.T) {
+	clock := newAutoClock()
+	o, tg := newTestOutbox(t, clock, Options{})
+	n := 0
+	tg.setScript(func(c call) error {
+		if n++; n == 2 {
+			return errTooMany(1)
+		}
+		return nil
+	})
+	key := ChatKey{Chat: 40}
+	burst := func(tag string) []call {
+		t.Helper()
+		before := len(tg.Calls())
+		var ms []*Message
+		for i := range DefaultPrivateBurst {
+			ms = append(ms, o.Send(bg, key, High, Content{Text: fmt.Sprint(tag, i)}, SendOptions{}))
+		}
+		for _, m := range ms {
+			_, err := await(t, m.Sent())
+			require.NoError(t, err)
+		}
+		return tg.Calls()[before:]
+	}
+	first := burst("a")
+	require.Len(t, first, DefaultPrivateBurst+1)
+	require.ErrorAs(t, first[1].Err, new(*bot.TooManyRequestsError))
+	assertTokenBucket(t, first[2:], DefaultPrivateBurst/2, DefaultPrivateInterval)
+	assert.Less(t, first[2].At, first[len(first)-1].At, "the retries after the 429 did not go out at once")
+
+	waitFor(t, "the idle worker to retire", func() bool { return o.Stats().ActiveChats == 0 })
+	again := burst("b")
+	assertTokenBucket(t, again, DefaultPrivateBurst/2, DefaultPrivateInterval)
+	assert.Less(t, again[0].At, again[len(again)-1].At, "a new worker remembers the 429")
+
+	waitFor(t, "the idle worker to retire", func() bool { return o.Stats().ActiveChats == 0 })
+	clock.Advance(DefaultPenaltyMemory)
+	later := burst("c")
+	for _, c := range later {
+		assert.Equal(t, later[0].At, c.At, "after PenaltyMemory the chat bursts %d again", DefaultPrivateBurst)
+	}
+	assert.Equal(t, uint64(1), o.Stats().RateLimited)
 }

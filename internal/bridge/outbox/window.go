@@ -6,12 +6,12 @@ import (
 )
 
 // window is a sliding-window limit: at most n calls in any span of length
-// w. Telegram's per-chat limits are of this kind ("about 1 per second with
-// short bursts" is enforced here as 3 per ~3 s; "20 per minute per group"),
-// and a token bucket cannot both allow a burst and honour such a window:
-// with a burst of b and rate r it admits b + r·w calls in a span w. A
-// window admits exactly n, and lets low-priority work leave a slot free for
-// high-priority work without ever exceeding n.
+// w. Telegram's group limit ("20 per minute per group") and its global one
+// ("about 30 a second") are of this kind, and a token bucket cannot honour
+// such a window: with a burst of b and rate r it admits b + r·w calls in a
+// span w. A window admits exactly n, and lets low-priority work leave a
+// slot free for high-priority work without ever exceeding n. Private chats,
+// whose limit is a rate with bursts, use a bucket (bucket.go).
 //
 // Telegram counts a call when it arrives, which is somewhere between its
 // send and its response. A slot taken with take stays counted until the

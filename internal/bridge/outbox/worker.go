@@ -133,13 +133,9 @@ func (o *Outbox) run(c *chat) {
 			continue
 		}
 		gate := c.gate(nx == nextHigh)
-		keep := 0
-		if nx != nextHigh {
-			// Only low-priority work is ready: leave a slot for a high op,
-			// so an answer or approval never waits behind an edit.
-			keep = 1
-		}
-		wait := c.lim.wait(now, keep)
+		// Only low-priority work is ready: it leaves part of the budget
+		// to high ops, so an answer or approval never waits behind an edit.
+		wait := c.lim.wait(now, nx != nextHigh)
 		c.mu.Unlock()
 		if gate.After(now) {
 			wait = max(wait, gate.Sub(now))
