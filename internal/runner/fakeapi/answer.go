@@ -235,7 +235,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp Reply, msgID,
 	w.Header().Set("cache-control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriter(w)
+	// send writes one event. The model takes ChunkDelayMs to produce each
+	// block start and each delta, so send waits that long before them; the
+	// opening events come at once, and the closing ones (content_block_stop,
+	// message_delta, message_stop) follow the last delta at once, as the
+	// real API's do (a fake that paused after them delayed every result by
+	// several chunk delays).
 	send := func(event string, data any) bool {
+		produced := event == "content_block_start" || event == "content_block_delta"
+		if rp.ChunkDelayMs > 0 && produced && !s.wait(ctx, time.Duration(rp.ChunkDelayMs)*time.Millisecond) {
+			return false
+		}
 		b, err := json.Marshal(data)
 		if err != nil {
 			// Only scripted usage values could fail to marshal; say so in
@@ -249,9 +259,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rp Reply, msgID,
 		}
 		if fl != nil {
 			fl.Flush()
-		}
-		if rp.ChunkDelayMs > 0 && !s.wait(ctx, time.Duration(rp.ChunkDelayMs)*time.Millisecond) {
-			return false
 		}
 		return ctx.Err() == nil
 	}

@@ -71,8 +71,10 @@ type Reply struct {
 	// Model is the model to report (default: the request's model).
 	Model string `json:"model,omitempty"`
 
-	// DelayMs waits before answering; ChunkDelayMs waits between SSE events
-	// (text is always streamed in deltas of about 40 bytes).
+	// DelayMs waits before answering; ChunkDelayMs waits before each block
+	// start and each delta, the events the model takes time to produce
+	// (text is always streamed in deltas of about 40 bytes), while the
+	// opening and closing events come at once.
 	DelayMs      int `json:"delay_ms,omitempty"`
 	ChunkDelayMs int `json:"chunk_delay_ms,omitempty"`
 	// Hang never finishes the reply until the client disconnects or the
