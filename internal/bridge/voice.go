@@ -276,26 +276,26 @@ func loadKept(cfg *config.Config, id string) (voiceJob, error) {
 	return job, nil
 }
 
-// routeVoiceRetry handles 🔁 Retry: the kept note goes to its chat again.
-func (b *Bridge) routeVoiceRetry(_ context.Context, updateID int64, cq *models.CallbackQuery, token string) bool {
-	cfg := b.Config()
-	job, err := loadKept(cfg, token)
-	if err != nil || cq.Message.Message == nil || cq.Message.Message.Chat.ID != job.Chat {
-		b.answerCallback(cq.ID, "This voice note is no longer kept (it was transcribed, or is older than 24 hours).", true)
-		return false
+// voiceRetryRoute handles 🔁 Retry: the kept note goes to its chat again.
+func (b *Bridge) voiceRetryRoute(cq *models.CallbackQuery, token string) (pressRoute, string) {
+	job, err := loadKept(b.Config(), token)
+	if err != nil {
+		return pressRoute{}, "This voice note is no longer kept (it was transcribed, or is older than 24 hours)."
 	}
-	c := b.chat(job.key(), job.Chat < 0)
-	if c == nil {
-		b.answerCallback(cq.ID, "untether is restarting; press again once it is back.", true)
-		return false
-	}
-	b.answerCallback(cq.ID, "Retrying…", false)
-	notice := b.out.Adopt(outKey(job.key()), outbox.MessageID(cq.Message.Message.ID))
-	c.post(item{updateID: updateID, fn: func() {
-		b.out.Edit(c.ctx(), notice, outbox.High, outbox.Content{Text: "🔁 Retrying the transcription of this " + render.EscapeHTML(job.Kind) + "…"})
-		c.queueVoice(job)
-	}})
-	return true
+	return pressRoute{key: job.key(), deliver: func(updateID int64) bool {
+		c := b.chat(job.key(), job.Chat < 0)
+		if c == nil {
+			b.answerCallback(cq.ID, "untether is restarting; press again once it is back.", true)
+			return false
+		}
+		b.answerCallback(cq.ID, "Retrying…", false)
+		notice := b.out.Adopt(outKey(job.key()), outbox.MessageID(cq.Message.Message.ID))
+		c.post(item{updateID: updateID, fn: func() {
+			b.out.Edit(c.ctx(), notice, outbox.High, outbox.Content{Text: "🔁 Retrying the transcription of this " + render.EscapeHTML(job.Kind) + "…"})
+			c.queueVoice(job)
+		}})
+		return true
+	}}, ""
 }
 
 // pruneVoice deletes kept voice notes older than voiceKeep (loadKept

@@ -1,0 +1,137 @@
+package bridge_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/untether/untether/internal/bridge"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/config"
+)
+
+const forum = tgfake.ChatID(-1002400)
+
+// answerOf waits for the bot's answer to a callback query.
+func (r *rig) answerOf(q tgfake.CallbackQueryID) tgfake.CallbackAnswer {
+	r.t.Helper()
+	var got tgfake.CallbackAnswer
+	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+		i := slices.IndexFunc(sn.CallbackAnswers, func(a tgfake.CallbackAnswer) bool { return a.QueryID == q })
+		if i >= 0 {
+			got = sn.CallbackAnswers[i]
+		}
+		return i >= 0
+	})
+	return got
+}
+
+// botMessageIn waits for the bot's reply to /help where opts put it: a
+// message to press buttons on.
+func (r *rig) botMessageIn(chat tgfake.ChatID, opts ...tgfake.UserOption) tgfake.Message {
+	r.t.Helper()
+	return r.command(chat, "/help", "/new", opts...)
+}
+
+// TestEveryButtonActsOnlyWhereItBelongs: a client can send any callback
+// data on any bot message it sees, so a token copied from one chat can
+// arrive in another. For every kind of button, a press carrying a live
+// token of a forum topic is refused when it comes from another chat, from
+// another topic of the same forum and from the forum's General topic;
+// the same press from the topic itself works, so the refusals were about
+// where the press came from, and they changed nothing (the one-shot
+// buttons, Continue, Retry, Delete, would be spent otherwise).
+func TestEveryButtonActsOnlyWhereItBelongs(t *testing.T) {
+	r := newRig(t, withConfig(func(c *config.Config) {
+		c.Claude.Binary = os.Args[0]
+		c.Claude.Env = map[string]string{envFakeCLI: "1"}
+		c.Telegram.AllowedChatIDs = []int64{int64(forum)}
+	}))
+	r.tg.AddChat(tgfake.Chat{ID: forum, Type: tgfake.Supergroup, Title: "work", IsForum: true})
+	mine, other := r.tg.AddTopic(forum), r.tg.AddTopic(forum)
+	owner := state.ChatKey{Chat: state.ChatID(forum), Thread: state.ThreadID(mine)}
+
+	home := r.botMessageIn(forum, tgfake.InTopic(mine))
+	elsewhere := []struct {
+		name string
+		chat tgfake.ChatID
+		msg  tgfake.Message
+	}{
+		{"another chat", tgfake.ChatID(alice), r.botMessageIn(tgfake.ChatID(alice))},
+		{"another topic", forum, r.botMessageIn(forum, tgfake.InTopic(other))},
+		{"the General topic", forum, r.botMessageIn(forum)},
+	}
+	aliceUser := tgfake.User{ID: alice, FirstName: "Alice"}
+	for _, kind := range bridge.ButtonKinds() {
+		t.Run(string(kind), func(t *testing.T) {
+			data, err := r.b.OwnButton(kind, owner)
+			require.NoError(t, err)
+			for _, e := range elsewhere {
+				q := r.tg.ForgePress(e.chat, aliceUser, e.msg.ID, data)
+				assert.Equal(t, "This button has expired.", r.answerOf(q).Text, "a press from %s", e.name)
+			}
+			q := r.tg.ForgePress(forum, aliceUser, home.ID, data)
+			assert.NotEqual(t, "This button has expired.", r.answerOf(q).Text, "the same press in its own topic works")
+		})
+	}
+}
+
+// TestForgedPressDoesNotSwitchAnotherChatsMode is the reported attack: the
+// token of a /mode menu in one chat, pressed in another chat, switched the
+// first chat's mode. Now nothing reaches the first chat: its mode stays,
+// and its live CLI runs on in the mode it had (a Bash command still asks).
+func TestForgedPressDoesNotSwitchAnotherChatsMode(t *testing.T) {
+	chat := tgfake.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t, withGroup(config.GroupTriggerAll))
+	r.addTeam()
+	in := r.say(chat, alice, "hello")
+	r.finalAnswer(chat, in.ID, "echo: hello")
+	md := r.say(chat, alice, "/mode")
+	menu := r.waitBot(chat, "mode menu", func(m tgfake.Message) bool { return m.ReplyTo == md.ID && len(m.Keyboard) > 0 })
+	plan := buttonData(menu, "plan")
+	require.NotEmpty(t, plan)
+
+	there := r.command(team, "/help", "/new")
+	q := r.tg.ForgePress(team, tgfake.User{ID: alice, FirstName: "Alice"}, there.ID, plan)
+	assert.Equal(t, "This button has expired.", r.answerOf(q).Text)
+	st := r.say(chat, alice, "/status")
+	status := r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	assert.Contains(t, status.Text, "Mode: default")
+	assert.Empty(t, r.storedChat(key).PermissionMode, "nothing stored")
+	r.asksApproval(chat)
+	assert.NotEmpty(t, buttonData(r.mustMessage(chat, menu.ID), "plan"), "the menu itself was not answered")
+}
+
+func (r *rig) mustMessage(chat tgfake.ChatID, id tgfake.MessageID) tgfake.Message {
+	r.t.Helper()
+	m, ok := r.tg.Message(chat, id)
+	require.True(r.t, ok)
+	return m
+}
+
+// TestForgedApprovalPressIsRefused: a group's pending approval pressed
+// with its token from a private chat does not approve it; the group's own
+// Deny then decides it, and the command never runs.
+func TestForgedApprovalPressIsRefused(t *testing.T) {
+	r := newRig(t, withGroup(config.GroupTriggerAll))
+	r.addTeam()
+	in := r.say(team, alice, "BASHRUN please")
+	ap := r.approvalMessage(team, "echo hi > out.txt")
+	elsewhere := r.command(tgfake.ChatID(alice), "/help", "/new")
+	q := r.tg.ForgePress(tgfake.ChatID(alice), tgfake.User{ID: alice, FirstName: "Alice"}, elsewhere.ID, buttonData(ap, "Approve"))
+	assert.Equal(t, "This button has expired.", r.answerOf(q).Text)
+	_, err := r.tg.TryUserPresses(team, tgfake.User{ID: alice, FirstName: "Alice"}, ap.ID, buttonData(ap, "Deny"))
+	require.NoError(t, err)
+	r.finalAnswer(team, in.ID, "The command ran.")
+	assert.NoFileExists(t, r.claude.Workdir+"/out.txt", "the forged Approve did not run it")
+	decided, err := r.store.ApprovalLog(context.Background(), state.ChatKey{Chat: state.ChatID(team)}, 0)
+	require.NoError(t, err)
+	require.Len(t, decided, 1)
+	assert.Equal(t, state.DecisionDeny, decided[0].Decision, "decided by the group's own press")
+}
