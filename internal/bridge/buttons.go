@@ -76,9 +76,7 @@ const expiredText = "This button has expired."
 // copied from another chat must not act there.
 func (b *Bridge) routeCallback(ctx context.Context, updateID int64, cq *models.CallbackQuery) bool {
 	if !b.allowedUser(cq.From.ID) || !b.allowedChat(callbackChat(cq)) {
-		b.answerCallback(cq.ID, "You are not allowed to use this bot.", true)
-		b.log.Warn().Int64("user_id", cq.From.ID).Msg("ignoring a button press from a user not allowed")
-		return false
+		return b.refuseStrangerPress(updateID, cq)
 	}
 	kind, token, arg, ok := parseCallbackData(cq.Data)
 	if !ok {
@@ -132,6 +130,24 @@ func pressKey(cq *models.CallbackQuery) (state.ChatKey, bool) {
 		return chatKeyOf(m), true
 	}
 	return state.ChatKey{}, false
+}
+
+// refuseStrangerPress drops a press from a user (or in a chat) the bot
+// does not serve, like their messages: no database write, the log
+// rate-limited per chat, and the "not allowed" answer at most once a
+// minute per user, so a stream of presses costs neither log lines nor
+// Bot API calls.
+func (b *Bridge) refuseStrangerPress(updateID int64, cq *models.CallbackQuery) bool {
+	chat := callbackChat(cq)
+	if !b.allowedUser(cq.From.ID) {
+		b.ignored.log(b, "stranger-press", chat, cq.From.ID, "ignoring a button press from a user not allowed")
+	} else {
+		b.ignored.log(b, "group-press", chat, cq.From.ID, "ignoring a button press in a group not listed in telegram.allowed_chat_ids")
+	}
+	if b.ignored.due("stranger-press-answer", cq.From.ID) {
+		b.answerCallback(cq.ID, "You are not allowed to use this bot.", true)
+	}
+	return b.dropQuietly(updateID)
 }
 
 func (b *Bridge) staleButtonText(ctx context.Context, kind buttonKind, token string) string {

@@ -44,10 +44,11 @@
 // forum topic already bound to a project (topics.go).
 //
 // Every button press, of every kind, goes through routeCallback
-// (buttons.go): the user and chat are allowed, the token names something
-// live, and the chat and forum topic the press came from are the ones the
-// token belongs to, since a client can send any callback data on any bot
-// message it sees.
+// (buttons.go): the user and chat are allowed (a stranger's press is
+// dropped like their messages, its log and answer rate-limited), the
+// token names something live, and the chat and forum topic the press came
+// from are the ones the token belongs to, since a client can send any
+// callback data on any bot message it sees.
 //
 // Telegram is treated as hostile input, like the CLI's stream. Every
 // getUpdates response passes through an update guard (pollGuard,

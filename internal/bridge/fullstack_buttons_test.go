@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -134,4 +135,31 @@ func TestForgedApprovalPressIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, decided, 1)
 	assert.Equal(t, state.DecisionDeny, decided[0].Decision, "decided by the group's own press")
+}
+
+// TestStrangerPressesAreRateLimited: presses from a user the bot does not
+// serve are dropped like their messages: one log line a minute per chat,
+// and at most one "not allowed" answer a minute per user, however many
+// presses come.
+func TestStrangerPressesAreRateLimited(t *testing.T) {
+	r := newRig(t, withGroup(config.GroupTriggerAll))
+	r.addTeam()
+	msg := r.command(team, "/help", "/new")
+	stranger := tgfake.User{ID: mallory, FirstName: "Mallory"}
+	var queries []tgfake.CallbackQueryID
+	for range 5 {
+		queries = append(queries, r.tg.ForgePress(team, stranger, msg.ID, "c:sometoken"))
+	}
+	// Updates are handled in order: once this is answered, so were the presses.
+	r.command(team, "/help", "/new")
+	first := r.answerOf(queries[0])
+	assert.Equal(t, "You are not allowed to use this bot.", first.Text)
+	assert.Equal(t, 1, strings.Count(r.logs.String(), "ignoring a button press from a user not allowed"), "logged once")
+	answered := 0
+	for _, a := range r.tg.CallbackAnswers() {
+		if slices.Contains(queries, a.QueryID) {
+			answered++
+		}
+	}
+	assert.Equal(t, 1, answered, "answered once")
 }
