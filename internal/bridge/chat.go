@@ -346,5 +346,5 @@ func (c *chat) onMessage(m *models.Message) {
 		c.reply("Send text, a photo, a file or a voice note; this kind of message is not supported.", m.ID)
 		return
 	}
-	c.send(runner.UserInput{Text: m.Text}, m.ID)
+	c.send(runner.UserInput{Text: m.Text}, m.ID, senderOf(m))
 }

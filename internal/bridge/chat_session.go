@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/go-telegram/bot/models"
+
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/runner"
 )
@@ -123,15 +125,19 @@ func (c *chat) prewarm() {
 	}()
 }
 
-func (c *chat) sendToClaude(text string, msgID int) {
-	c.send(runner.UserInput{Text: text}, msgID)
+// send queues a message for Claude from user from. The hand-over itself
+// (which may start the CLI, or wait for a live-process slot) runs off the
+// actor; see dispatch.go.
+func (c *chat) send(input runner.UserInput, msgID int, from state.UserID) {
+	c.sendOutgoing(&outgoing{input: input, msgID: msgID, label: labelOf(input), from: from})
 }
 
-// send queues a message for Claude. The hand-over itself (which may start
-// the CLI, or wait for a live-process slot) runs off the actor; see
-// dispatch.go.
-func (c *chat) send(input runner.UserInput, msgID int) {
-	c.sendOutgoing(&outgoing{input: input, msgID: msgID, label: labelOf(input)})
+// senderOf is the user who sent m (0 when Telegram names none).
+func senderOf(m *models.Message) state.UserID {
+	if m == nil || m.From == nil {
+		return 0
+	}
+	return state.UserID(m.From.ID)
 }
 
 func (c *chat) sendOutgoing(o *outgoing) {

@@ -77,7 +77,7 @@ func (c *chat) onCommand(cmd command, m *models.Message) {
 		c.getCommand(cmd.Args, m) // get.go
 	default:
 		// Claude's own slash commands (/compact, …) go to the CLI as text.
-		c.sendToClaude(m.Text, m.ID)
+		c.send(runner.UserInput{Text: m.Text}, m.ID, senderOf(m))
 	}
 }
 

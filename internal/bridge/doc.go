@@ -72,8 +72,10 @@
 // and branch it was rejected in (limitretry_projects.go). A claimed run or
 // retry stays pending in the store until its prompt reaches the CLI, so
 // one that waited for a busy chat when the daemon stopped runs after the
-// restart (pending_runs.go). Those, and budget days, go by an injectable
-// Clock.
+// restart (pending_runs.go). A run or retry goes only while its chat is
+// served and the user it is from (a schedule's creator, a prompt's
+// author) is still allowed, checked at every run. Those, and budget days,
+// go by an injectable Clock.
 //
 // A state write the disk refuses (full, read-only) never stops a chat: the
 // bridge writes through stateWrites, which keeps refused writes in order

@@ -112,7 +112,7 @@ func (c *chat) continueAfterRestart(a state.Approval, callbackID string, from mo
 		Input: a.InputJSON, Summary: a.Summary}
 	html := render.RenderApprovalDecided(req, render.Decision("Continued after the restart"), userName(from), time.Now())
 	c.b.out.Edit(c.ctx(), c.b.out.Adopt(c.outKey, outbox.MessageID(a.MessageID)), outbox.High, outbox.Content{Text: html})
-	c.send(runner.UserInput{Text: continuePrompt(a)}, int(a.MessageID))
+	c.send(runner.UserInput{Text: continuePrompt(a)}, int(a.MessageID), state.UserID(from.ID))
 }
 
 // enterApprovalSession makes the approval's session the chat's, switching

@@ -128,6 +128,21 @@ func (b *Bridge) scheduleAllowed(key state.ChatKey) bool {
 	return b.allowedChat(int64(key.Chat))
 }
 
+// runRefusal says why a scheduled run or a retry after a limit may not go
+// now ("" when it may): untether may no longer talk in its chat, or the
+// user it is from (a schedule's creator, a prompt's author; 0 for nobody,
+// as for a [[schedules]] entry) was taken off the allow-list since. Both
+// are checked at every run, against the config of the moment.
+func (b *Bridge) runRefusal(key state.ChatKey, by state.UserID) string {
+	switch {
+	case !b.scheduleAllowed(key):
+		return "the chat is no longer allowed"
+	case by != 0 && !b.allowedUser(int64(by)):
+		return "the user it is from is no longer allowed"
+	}
+	return ""
+}
+
 // nextRun is a schedule's run after now; zero for a one-off.
 func nextRun(sc state.Schedule, now time.Time) time.Time {
 	if sc.Cron == "" {

@@ -52,6 +52,7 @@ type voiceJob struct {
 	Caption  string    `json:"caption,omitempty"`
 	Quote    string    `json:"quote,omitempty"` // the reply context (replies.go)
 	Received time.Time `json:"received"`
+	From     int64     `json:"from,omitempty"` // who sent it
 	Kept     bool      `json:"-"`
 }
 
@@ -76,7 +77,8 @@ func isVoice(m *models.Message) bool {
 
 // voiceJobOf describes the audio of m; size is what Telegram announced.
 func voiceJobOf(m *models.Message, key state.ChatKey) (voiceJob, int64) {
-	j := voiceJob{ID: newToken(), Chat: int64(key.Chat), Thread: int(key.Thread), MsgID: m.ID, Caption: m.Caption, Received: time.Now()}
+	j := voiceJob{ID: newToken(), Chat: int64(key.Chat), Thread: int(key.Thread), MsgID: m.ID, Caption: m.Caption, Received: time.Now(),
+		From: int64(senderOf(m))}
 	var size int64
 	switch {
 	case m.Voice != nil:
@@ -129,7 +131,7 @@ func (c *chat) onVoice(m *models.Message, quote string) {
 
 func (c *chat) queueVoice(job voiceJob) {
 	log, octx := c.log, c.ctx() // read on the actor: prepare runs off it
-	c.sendOutgoing(&outgoing{msgID: job.MsgID, label: "a " + job.Kind, prepare: func(ctx context.Context) (runner.UserInput, error) {
+	c.sendOutgoing(&outgoing{msgID: job.MsgID, label: "a " + job.Kind, from: state.UserID(job.From), prepare: func(ctx context.Context) (runner.UserInput, error) {
 		return c.b.voiceInput(ctx, octx, job, log)
 	}})
 }
