@@ -80,13 +80,24 @@ func (b *Bridge) clockTime(wall time.Time) time.Time {
 // onAwayEvent follows what budgets, limits and schedules need from the
 // chat's events.
 func (c *chat) onAwayEvent(ev runner.Event) {
+	book := c.book // turn_costs.go
 	switch e := ev.(type) {
 	case runner.ProcessStarted:
 		c.startedProcess()
+		if book != nil {
+			book.setCap(c.away.procCapped, c.away.procCap)
+		}
+	case runner.TurnStarted:
+		if book != nil {
+			book.started(string(e.SessionID))
+		}
 	case runner.RateLimit:
 		c.onRateLimit(e)
 	case runner.TurnCompleted:
 		c.away.procSpent += e.CostUSD
+		if book != nil {
+			book.completed(e.CostUSD)
+		}
 		c.away.rejection = nil
 		if len(c.away.waiting) > 0 {
 			c.post(item{fn: c.runWaiting})
@@ -115,20 +126,6 @@ func (c *chat) answerNotes(t *turn, tc runner.TurnCompleted) []string {
 		out = append(out, w)
 	}
 	return out
-}
-
-// recordTurnExtras fills what /usage and budgets need in a turn record:
-// its tokens, its start on the Clock, and the project it ran in.
-func (c *chat) recordTurnExtras(rec *state.TurnRecord, tc runner.TurnCompleted) {
-	rec.Project = c.sessPlace.project
-	rec.InputTokens = tc.Usage.InputTokens + tc.Usage.CacheCreationInputTokens + tc.Usage.CacheReadInputTokens
-	rec.OutputTokens = tc.Usage.OutputTokens
-	rec.CacheReadTokens, rec.CacheWriteTokens = tc.Usage.CacheReadInputTokens, tc.Usage.CacheCreationInputTokens
-	if !rec.StartedAt.IsZero() {
-		rec.StartedAt = c.b.clockTime(rec.StartedAt)
-	} else {
-		rec.StartedAt = c.b.now().Add(-tc.Duration)
-	}
 }
 
 // chatKeyLabel names a chat in /usage: "this chat", "chat 42 · topic 7".

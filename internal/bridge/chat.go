@@ -55,6 +55,7 @@ type chat struct {
 	live      atomic.Pointer[runner.Session] // sess, readable off the actor
 	dead      atomic.Bool                    // abandoned (tests simulate a crash)
 	events    <-chan runner.Event
+	book      *costBook // who pays for sess's turns (turn_costs.go)
 	turn      *turn
 	approvals map[string]*approval // by token
 	menus     map[string]*menu     // choice menus (/mode, /model) by token

@@ -40,6 +40,12 @@ func (c *chat) closeSession() {
 					c.safely("event", func() { c.onEvent(ev) })
 				}
 			}
+			c.b.closeBook(sess)
+			if c.book != nil { // its exit can come after the stream ended
+				if rec, ok := c.book.died(c.b); ok {
+					c.recordTurn(rec)
+				}
+			}
 			return
 		}
 	}
@@ -85,6 +91,7 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	}
 	c.sess, c.events = sess, sess.Events()
 	c.live.Store(sess)
+	c.book = c.b.openBook(sess, c.key, pl.project) // turn_costs.go
 	c.sessPlace, c.continueNext, c.continued = pl, false, rc.Continue
 	c.sessDir = ""
 	if rc.Remote == nil {

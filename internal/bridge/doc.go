@@ -62,7 +62,9 @@
 // STATUS=) counts a poll only once its updates are routed or skipped.
 //
 // Away from the keyboard (away.go and the files it names): /usage and
-// budgets read the turns table, which records each turn's project, so a
+// budgets read the turns table, which records every turn (also those of
+// a session the chat let go of, and an estimate for one whose CLI died
+// before reporting its cost: turn_costs.go) and its project, so a
 // project's own budget (budget_projects.go) counts its turns while the
 // global one counts all; one scheduler goroutine sends scheduled
 // prompts and prompts a subscription limit rejected, when due, through the

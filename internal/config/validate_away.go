@@ -18,6 +18,9 @@ func (c *Config) validateAway(ps *problems) {
 
 	nonNegative(ps, "budget.daily_usd", c.Budget.DailyUSD)
 	nonNegative(ps, "budget.monthly_usd", c.Budget.MonthlyUSD)
+	if v := c.Budget.UnreportedTurnUSD; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		ps.add("budget.unreported_turn_usd", "is %v; must be 0 (such turns count as free) or more", v)
+	}
 	if w := c.Budget.WarnAt; !(w > 0 && w <= 1) {
 		ps.add("budget.warn_at", "is %v; must be a share of the budget above 0 and at most 1 (0.8 warns at 80 %%)", w)
 	}
