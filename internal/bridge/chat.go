@@ -80,8 +80,12 @@ type chat struct {
 	sessDir      string
 	continueNext bool
 	continued    bool // sess continued the directory's latest conversation
-	promptNoted  bool
-	phone        phoneState // edits, albums and forwards (phone.go)
+	// adoptID is a session started outside untether that /continue chose
+	// (continue_latest.go): when the next session resumes it, its first
+	// prompt was someone else's.
+	adoptID     string
+	promptNoted bool
+	phone       phoneState // edits, albums and forwards (phone.go)
 	// curUpdate is the update of the mailbox item being handled; a handler
 	// that finishes it later (a message handed to the CLI off the actor)
 	// takes it.

@@ -92,7 +92,8 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	c.sess, c.events = sess, sess.Events()
 	c.live.Store(sess)
 	c.book = c.b.openBook(sess, c.key, pl.project) // turn_costs.go
-	c.sessPlace, c.continueNext, c.continued = pl, false, rc.Continue
+	c.sessPlace, c.continueNext, c.continued = pl, false, rc.Continue || (c.adoptID != "" && string(sess.ID()) == c.adoptID)
+	c.adoptID = ""
 	c.sessDir = ""
 	if rc.Remote == nil {
 		c.sessDir = rc.Workdir

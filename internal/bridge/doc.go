@@ -40,7 +40,8 @@
 // its files are taken from there, until its session ends), and a project
 // on another host runs the CLI through ssh. A chat keeps one session per (project, branch):
 // switching resumes, /sessions lists them with Resume buttons (sessions.go),
-// /continue takes the directory's latest conversation, and /topic makes a
+// /continue takes the directory's latest conversation when the chat may see
+// it (continue_latest.go), and /topic makes a
 // forum topic already bound to a project (topics.go).
 //
 // Every button press, of every kind, goes through routeCallback
