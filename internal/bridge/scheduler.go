@@ -119,9 +119,10 @@ func (b *Bridge) deliver(key state.ChatKey, fn func(*chat)) {
 	c.post(item{fn: func() { fn(c) }})
 }
 
-// scheduleAllowed reports whether untether may still talk in a chat: a
-// private chat's user must be allowed, a group must be.
-func (b *Bridge) scheduleAllowed(key state.ChatKey) bool {
+// chatServed reports whether untether may still talk in a chat: a
+// private chat's user must be allowed, a group must be. What the previous
+// run left to send (reconcile.go), schedules and retries are held to it.
+func (b *Bridge) chatServed(key state.ChatKey) bool {
 	if key.Chat > 0 {
 		return b.allowedUser(int64(key.Chat))
 	}
@@ -135,7 +136,7 @@ func (b *Bridge) scheduleAllowed(key state.ChatKey) bool {
 // are checked at every run, against the config of the moment.
 func (b *Bridge) runRefusal(key state.ChatKey, by state.UserID) string {
 	switch {
-	case !b.scheduleAllowed(key):
+	case !b.chatServed(key):
 		return "the chat is no longer allowed"
 	case by != 0 && !b.allowedUser(int64(by)):
 		return "the user it is from is no longer allowed"
