@@ -309,8 +309,10 @@ func (c *chat) handle(it item) {
 	case it.fn != nil:
 		it.fn()
 	case it.msg != nil:
+		c.leaveClosedProject() // projects_allowed.go
 		c.onMessage(it.msg)
 	case it.press != nil:
+		c.leaveClosedProject()
 		c.onPress(it.press)
 	}
 	c.updateCounts()

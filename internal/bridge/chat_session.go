@@ -114,8 +114,8 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 // the start waits for the spawn limiter).
 func (c *chat) prewarm() {
 	if name := c.record().Project; name != "" {
-		if _, ok := c.b.Config().Project(name); !ok {
-			return // its project is gone: the chat is told when it next writes
+		if _, ok := c.usableProject(c.b.Config(), name); !ok {
+			return // its project is gone (or closed to it): the chat is told when it next writes
 		}
 	}
 	sess, err := c.ensureSession()
@@ -149,6 +149,7 @@ func senderOf(m *models.Message) state.UserID {
 }
 
 func (c *chat) sendOutgoing(o *outgoing) {
+	c.leaveClosedProject()  // projects_allowed.go: a scheduled run, a retry
 	if !c.withinBudget(o) { // budget.go: refused, and told
 		o.settle()
 		return

@@ -38,11 +38,12 @@
 // users chose, else the config's default; everything about the project
 // comes from the config at each spawn (a live CLI keeps its directory, and
 // its files are taken from there, until its session ends), and a project
-// on another host runs the CLI through ssh. A chat keeps one session per (project, branch):
-// switching resumes, /sessions lists them with Resume buttons (sessions.go),
-// /continue takes the directory's latest conversation when the chat may see
-// it (continue_latest.go), and /topic makes a
-// forum topic already bound to a project (topics.go).
+// on another host runs the CLI through ssh. A project's allowed_chat_ids
+// keep every other chat out of it (projects_allowed.go). A chat keeps one
+// session per (project, branch): switching resumes, /sessions lists them
+// with Resume buttons (sessions.go), /continue takes the directory's
+// latest conversation when the chat may see it (continue_latest.go), and
+// /topic makes a forum topic already bound to a project (topics.go).
 //
 // Every button press, of every kind, goes through routeCallback
 // (buttons.go): the user and chat are allowed (a stranger's press is

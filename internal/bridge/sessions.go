@@ -78,6 +78,10 @@ func (c *chat) resumeSession(id string, respond func(string)) bool {
 		respond("⚠️ That session ran in project <b>" + render.EscapeHTML(se.Project) + "</b>, which is no longer configured.")
 		return false
 	}
+	if !c.mayUse(p) { // projects_allowed.go
+		respond(c.notOpenText(p))
+		return false
+	}
 	to := place{project: p.Name, branch: se.Branch}
 	if err := checkProjectDir(p); err != nil {
 		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()))

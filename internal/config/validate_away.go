@@ -44,8 +44,11 @@ func (c *Config) validateSchedule(ps *problems, key string, s Schedule) {
 		ps.add(key+".thread", "is %d; a forum topic id is positive (0: no topic)", s.Thread)
 	}
 	if s.Project != "" {
-		if _, ok := c.Project(s.Project); !ok {
+		switch p, ok := c.Project(s.Project); {
+		case !ok:
 			ps.add(key+".project", "is %q, which is not a project; one of %s, or empty for wherever the chat works", s.Project, strings.Join(c.ProjectNames(), ", "))
+		case s.Chat != 0 && !p.ChatAllowed(s.Chat):
+			ps.add(key+".project", "is %q, whose allowed_chat_ids do not list chat %d", p.Name, s.Chat)
 		}
 	}
 	if _, err := cronspec.Parse(s.Cron); err != nil {
