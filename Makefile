@@ -1,5 +1,5 @@
 # Convenience targets; each is one command from the README.
-.PHONY: build test flakes bench run conformance
+.PHONY: build test flakes flakes-fresh bench run conformance
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -16,15 +16,23 @@ test:
 flakes:
 	scripts/flakes.sh
 
+# The README's test command from a fresh clone of HEAD, FRESH times in a row
+# (5 by default), each installing everything from nothing: what a new user
+# sees.
+FRESH ?= 5
+flakes-fresh:
+	scripts/fresh-clones.sh $(FRESH)
+
 # Every test of the packages that start the real CLI (runner, claudetest,
-# bridge full stack, daemon subprocess tests), the transcript replay, and all
+# bridge full stack, the login relay, the transcript reader, daemon subprocess
+# tests), the transcript replay, and all
 # TestRealCLIConformance scenarios, against one CLI release, through
 # scripts/test.sh (so inside the loopback-only namespace):
 #   make conformance CLAUDE_VERSION=2.1.332
 # Without CLAUDE_VERSION it checks the pinned version.
-CONFORMANCE_PKGS := ./cmd/untether ./internal/bridge ./internal/runner ./internal/runner/claudetest
+CONFORMANCE_PKGS := ./cmd/untether ./internal/bridge ./internal/login ./internal/runner ./internal/runner/claudetest ./internal/transcript
 conformance:
-	UNTETHER_CONFORMANCE=1 scripts/test.sh -timeout 40m $(CONFORMANCE_PKGS)
+	scripts/test.sh -timeout 40m $(CONFORMANCE_PKGS)
 
 bench:
 	go test -run '^$$' -bench . -benchtime 20x ./internal/runner ./internal/render ./internal/bridge/outbox ./internal/bridge/state

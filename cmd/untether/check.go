@@ -20,11 +20,10 @@ import (
 // printing one line per finding; any error makes the exit code non-zero.
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("check", flag.ContinueOnError)
-	flags.SetOutput(stderr)
 	path := configFlag(flags)
 	online := flags.Bool("online", false, "also call Telegram's getMe with the token, reach each project on another host, and try the [voice] backend")
-	if err := flags.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(flags, args, stdout, stderr); !ok {
+		return code
 	}
 	failed := false
 	say := func(level, format string, a ...any) {
@@ -60,10 +59,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	if v, err := runner.CLIVersion(ctx, cfg.Claude.Binary); err != nil {
 		say("error", "claude: %v", err)
-	} else if ok, msg := claudeVersionFinding(v); !ok {
-		say("warn", "%s", msg)
 	} else {
-		say("ok", "%s", msg)
+		ok, msg := claudeVersionFinding(v)
+		level := "ok"
+		if !ok {
+			level = "warn"
+		}
+		say(level, "%s", msg)
+		checkAuth(ctx, cfg, say) // check_auth.go
 	}
 	if err := os.MkdirAll(cfg.State.Dir, 0o700); err != nil {
 		say("error", "state dir %s: %v", cfg.State.Dir, err)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/runner/sshtest"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // TestCheckRemoteProjectsOnline: check --online reaches each project on
@@ -18,7 +18,7 @@ import (
 // whose host, directory or CLI is wrong.
 func TestCheckRemoteProjectsOnline(t *testing.T) {
 	srv := sshtest.Start(t)
-	tg := tgfake.New(t, tgfake.WithBotIdentity("Untether", "untether_bot"))
+	tg := telegramtest.New(t, telegramtest.WithBotIdentity("Untether", "untether_bot"))
 	quote := func(ss []string) string {
 		q := make([]string, len(ss))
 		for i, s := range ss {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 func TestVersion(t *testing.T) {
@@ -20,13 +23,6 @@ func TestVersion(t *testing.T) {
 	out := p.stdout.String()
 	for _, want := range []string{"untether " + testVersion, "commit " + testCommit, "built " + testDate} {
 		assert.Contains(t, out, want, "the -ldflags value reaches `untether version`")
-	}
-}
-
-func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"frobnicate"}, {"run", "--no-such-flag"}} {
-		p := startProcess(t, baseEnv(t.TempDir()), args...)
-		assert.Equal(t, exitUsage, p.waitExit(), "untether %v", args)
 	}
 }
 
@@ -43,21 +39,39 @@ type checkCase struct {
 	args     func(cfgPath string) []string
 	env      func(dir string) []string
 	wantCode int
+	// realCLI: the config runs the real CLI, whose version line (it may be
+	// another than the pinned one, make conformance) the golden leaves out.
+	realCLI bool
 }
 
 func TestCheck(t *testing.T) {
-	tg := tgfake.New(t, tgfake.WithBotIdentity("Untether", "untether_bot"))
+	tg := telegramtest.New(t, telegramtest.WithBotIdentity("Untether", "untether_bot"))
 	withConfig := func(extra ...string) func(string) []string {
 		return func(p string) []string { return append([]string{"--config", p}, extra...) }
 	}
+	// The real CLI, offline, in a HOME without a login: whether it is
+	// logged in is its own answer to `claude auth status`.
+	claude := claudetest.New(t, fakeapi.Script{})
+	realClaude := func(apiKey bool) func(c *daemonConfig, _ string) {
+		return func(c *daemonConfig, _ string) {
+			c.Binary, c.Home = claude.Binary, claude.Home
+			c.Env = maps.Clone(claude.Vars)
+			delete(c.Env, "HOME") // claude.home sets it
+			if !apiKey {
+				delete(c.Env, "ANTHROPIC_API_KEY")
+			}
+		}
+	}
 	cases := []checkCase{
 		{name: "good", wantCode: exitOK},
+		{name: "claude-not-logged-in", wantCode: exitOK, edit: realClaude(false), realCLI: true},
+		{name: "claude-api-key", wantCode: exitOK, edit: realClaude(true), realCLI: true},
 		{name: "good-online", args: withConfig("--online"), wantCode: exitOK},
 		{name: "online-token-refused", args: withConfig("--online"), wantCode: exitConfig,
 			edit: func(c *daemonConfig, _ string) { c.Token = "42:this-token-was-revoked" }},
 		{name: "token-from-env-file-readable", mode: 0o644, wantCode: exitOK,
 			edit: func(c *daemonConfig, _ string) { c.Token = "" },
-			env:  func(string) []string { return []string{"UNTETHER_TELEGRAM_BOT_TOKEN=" + tgfake.DefaultToken} }},
+			env:  func(string) []string { return []string{"UNTETHER_TELEGRAM_BOT_TOKEN=" + telegramtest.DefaultToken} }},
 		{name: "group-readable-token", mode: 0o640, wantCode: exitOK},
 		{name: "trust-warnings", wantCode: exitOK, edit: func(c *daemonConfig, dir string) {
 			c.Token = ""
@@ -65,9 +79,9 @@ func TestCheck(t *testing.T) {
 			c.ClaudeExtra = "allowed_modes = [\"default\", \"bypassPermissions\"]\n"
 			c.Env = map[string]string{"IS_SANDBOX": "1"}
 			envFile := filepath.Join(dir, "untether.env")
-			require.NoError(t, os.WriteFile(envFile, []byte("UNTETHER_TELEGRAM_BOT_TOKEN="+tgfake.DefaultToken+"\n"), 0o644))
+			require.NoError(t, os.WriteFile(envFile, []byte("UNTETHER_TELEGRAM_BOT_TOKEN="+telegramtest.DefaultToken+"\n"), 0o644))
 			require.NoError(t, os.Chmod(envFile, 0o644))
-		}, env: func(string) []string { return []string{"UNTETHER_TELEGRAM_BOT_TOKEN=" + tgfake.DefaultToken} }},
+		}, env: func(string) []string { return []string{"UNTETHER_TELEGRAM_BOT_TOKEN=" + telegramtest.DefaultToken} }},
 		{name: "world-readable-token", mode: 0o604, wantCode: exitOK},
 		{name: "untested-claude", wantCode: exitOK,
 			edit: func(c *daemonConfig, dir string) { c.Binary = stubClaude(t, mkdir(t, dir, "old"), "1.0.0") }},
@@ -138,7 +152,7 @@ func mkdir(t *testing.T, parts ...string) string {
 
 // runCheckCase sets up a fresh directory (config, workdir, stub claude,
 // HOME), runs `untether check` and returns its normalised transcript.
-func runCheckCase(t *testing.T, tg *tgfake.Server, tc checkCase) (string, int) {
+func runCheckCase(t *testing.T, tg *telegramtest.Server, tc checkCase) (string, int) {
 	dir := t.TempDir()
 	home := mkdir(t, dir, "home")
 	cfg := daemonConfig{
@@ -184,6 +198,14 @@ func runCheckCase(t *testing.T, tg *tgfake.Server, tc checkCase) (string, int) {
 	out := b.String()
 	out = strings.ReplaceAll(out, tg.URL(), "$TELEGRAM")
 	out = strings.ReplaceAll(out, dir, "$DIR")
+	if tc.realCLI {
+		level := "ok"
+		ok, finding := claudeVersionFinding(claudetest.WantVersion())
+		if !ok {
+			level = "warn"
+		}
+		out = strings.Replace(out, fmt.Sprintf("%-5s %s\n", level, finding), "…     (the real CLI's version)\n", 1)
+	}
 	// The range first: its lower bound may be the pinned version.
 	out = strings.ReplaceAll(out, runner.TestedRange.String(), "$TESTED_RANGE")
 	out = strings.ReplaceAll(out, runner.TestedRange.Max, "$TESTED_MAX")

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/voice/voicefake"
 )
 
@@ -15,7 +15,7 @@ import (
 // ffmpeg exist), and with --online transcribes a test clip through the
 // endpoint or the command. The API key is never printed.
 func TestCheckVoice(t *testing.T) {
-	tg := tgfake.New(t, tgfake.WithBotIdentity("Untether", "untether_bot"))
+	tg := telegramtest.New(t, telegramtest.WithBotIdentity("Untether", "untether_bot"))
 	const key = "sk-check-voice-key-31337"
 	srv := voicefake.New(t, voicefake.WithKey(key))
 	online := func(p string) []string { return []string{"--config", p, "--online"} }

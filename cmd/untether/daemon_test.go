@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // TestNotifySequence checks what systemd hears over NOTIFY_SOCKET: READY=1
@@ -99,7 +99,7 @@ func TestSecondInstanceIsRefused(t *testing.T) {
 	// The first instance is unaffected: it still answers the poll cycle
 	// and stops cleanly.
 	polls := len(d.tg.Snapshot().CallsOf("getUpdates"))
-	d.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool { return len(sn.CallsOf("getUpdates")) > polls })
+	d.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool { return len(sn.CallsOf("getUpdates")) > polls })
 	first.signal(syscall.SIGTERM)
 	require.Equal(t, exitOK, first.waitExit())
 }
@@ -181,7 +181,7 @@ func TestStopDuringStartup(t *testing.T) {
 	d := newDaemon(t)
 	d.tg.Delay("getMe", time.Hour) // ends when the client goes away
 	p := d.start()
-	d.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool { return len(sn.CallsOf("getMe")) > 0 })
+	d.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool { return len(sn.CallsOf("getMe")) > 0 })
 	p.signal(syscall.SIGTERM)
 	require.Equal(t, exitOK, p.waitExit(), "stderr:\n%s", p.stderr.String())
 	assert.Empty(t, d.tg.Snapshot().CallsOf("getUpdates"))

@@ -3,6 +3,11 @@
 //	untether [run] [--config FILE]     run the daemon (default)
 //	untether check [--config FILE] [--online]
 //	untether version
+//	untether help [COMMAND]
+//
+// -h or --help after any command prints the usage and that command's flags
+// on stdout (exit 0); a wrong flag or argument prints the same on stderr
+// (exit 2). See usage.go.
 //
 // main only wires packages together: config → logger → state → runner pool
 // → bridge, plus signals and systemd notifications.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // TestSIGTERMDoesNotWaitOnAnApproval: SIGTERM while a turn waits for an
@@ -24,9 +24,9 @@ func TestSIGTERMDoesNotWaitOnAnApproval(t *testing.T) {
 	p := d.start()
 	d.waitReady(p)
 
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	d.say(alice, "BASHRUN please")
-	ap := d.waitBot(chat, "approval", func(m tgfake.Message) bool {
+	ap := d.waitBot(chat, "approval", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "echo hi > out.txt") && buttonData(m, "Approve") != ""
 	})
 	during := cliProcesses(t, claude)

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // The fault suite (issue 14 §5): each scenario runs the built daemon
@@ -37,7 +37,7 @@ func logRecovery(t *testing.T, what string, d time.Duration) {
 
 // requireSentOnce fails if the bot sent any message twice: two successful
 // sendMessage calls with the same text replying to the same message.
-func requireSentOnce(t *testing.T, tg *tgfake.Server, chat tgfake.ChatID) {
+func requireSentOnce(t *testing.T, tg *telegramtest.Server, chat telegramtest.ChatID) {
 	t.Helper()
 	seen := map[string]int{}
 	for _, c := range tg.Snapshot().CallsOf("sendMessage") {
@@ -52,7 +52,7 @@ func requireSentOnce(t *testing.T, tg *tgfake.Server, chat tgfake.ChatID) {
 }
 
 // finalsTo counts the final answers to a user message the chat shows.
-func finalsTo(tg *tgfake.Server, chat tgfake.ChatID, to tgfake.MessageID) int {
+func finalsTo(tg *telegramtest.Server, chat telegramtest.ChatID, to telegramtest.MessageID) int {
 	n := 0
 	for _, m := range tg.Snapshot().BotMessages(chat) {
 		if isFinal(m, to) {
@@ -66,34 +66,34 @@ func finalsTo(tg *tgfake.Server, chat tgfake.ChatID, to tgfake.MessageID) int {
 // finishes; once it is back the answer arrives, once.
 func TestFault502Storm(t *testing.T) {
 	t.Parallel()
-	testOutage(t, "502 storm", tgfake.Fault{Code: http.StatusBadGateway, Description: "Bad Gateway"}, 10*time.Second)
+	testOutage(t, "502 storm", telegramtest.Fault{Code: http.StatusBadGateway, Description: "Bad Gateway"}, 10*time.Second)
 }
 
 // TestFaultConnectionDrops: every connection to Telegram is dropped
 // without a response while a turn finishes.
 func TestFaultConnectionDrops(t *testing.T) {
 	t.Parallel()
-	testOutage(t, "connection drops", tgfake.Fault{Drop: true}, 5*time.Second)
+	testOutage(t, "connection drops", telegramtest.Fault{Drop: true}, 5*time.Second)
 }
 
 // testOutage fails every Bot API call with f from the moment a streaming
 // turn shows its progress until at least outage has passed and the bot
 // has tried to send the finished answer; then measures how long the
 // answer takes to show once Telegram is back.
-func testOutage(t *testing.T, name string, f tgfake.Fault, outage time.Duration) {
+func testOutage(t *testing.T, name string, f telegramtest.Fault, outage time.Duration) {
 	d := newDaemon(t)
 	d.withClaude()
 	p := d.start()
 	d.waitReady(p)
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 
 	in := d.say(alice, "SLOWDRAIN please")
 	waitStreaming(d.tg, "slow answer")
-	stop := d.tg.FailWhen(func(tgfake.Call) bool { return true }, f)
+	stop := d.tg.FailWhen(func(telegramtest.Call) bool { return true }, f)
 	began, faulted := time.Now(), callCount(d.tg)
 	// The answer is ready and the bot has tried to send it: from here on
 	// only Telegram holds it back. (Every call after the fault fails.)
-	d.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+	d.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
 		for _, c := range sn.CallsOf("sendMessage") {
 			if c.Seq > faulted && strings.Contains(c.Params["text"], "THE-END") {
 				return true
@@ -106,7 +106,7 @@ func testOutage(t *testing.T, name string, f tgfake.Fault, outage time.Duration)
 	}
 	stop()
 	back := time.Now()
-	d.waitBot(chat, "the answer", func(m tgfake.Message) bool { return isFinal(m, in.ID) && strings.Contains(m.Text, "THE-END") })
+	d.waitBot(chat, "the answer", func(m telegramtest.Message) bool { return isFinal(m, in.ID) && strings.Contains(m.Text, "THE-END") })
 	logRecovery(t, fmt.Sprintf("%s (%v outage)", name, time.Since(began).Round(time.Second)), time.Since(back))
 	failed := 0
 	for _, c := range d.tg.Snapshot().Calls {
@@ -118,15 +118,15 @@ func testOutage(t *testing.T, name string, f tgfake.Fault, outage time.Duration)
 	assert.Equal(t, 1, finalsTo(d.tg, chat, in.ID), "the answer shows once")
 	requireSentOnce(t, d.tg, chat)
 	in2 := d.say(alice, "after the outage")
-	d.waitBot(chat, "an answer after the outage", func(m tgfake.Message) bool { return isFinal(m, in2.ID) })
+	d.waitBot(chat, "an answer after the outage", func(m telegramtest.Message) bool { return isFinal(m, in2.ID) })
 	p.signal(syscall.SIGTERM)
 	require.Equal(t, exitOK, p.waitExit())
 }
 
 // waitStreaming waits until the bot has shown text of a running turn: in
 // a draft (private chats) or its progress message.
-func waitStreaming(tg *tgfake.Server, text string) {
-	tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+func waitStreaming(tg *telegramtest.Server, text string) {
+	tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
 		for _, c := range sn.Calls {
 			if (c.Method == "sendMessageDraft" || c.Method == "editMessageText") && c.OK() && strings.Contains(c.Params["text"], text) {
 				return true
@@ -148,21 +148,21 @@ func TestFaultSlowTelegram(t *testing.T) {
 	d.withClaude()
 	p := d.start()
 	d.waitReady(p)
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 
 	for _, m := range botMethods {
 		d.tg.Delay(m, 10*time.Second)
 	}
 	sent := time.Now()
 	in := d.say(alice, "hello slow Telegram")
-	d.waitBot(chat, "the answer", func(m tgfake.Message) bool { return isFinal(m, in.ID) })
+	d.waitBot(chat, "the answer", func(m telegramtest.Message) bool { return isFinal(m, in.ID) })
 	t.Logf("answer shown %v after the message, every call taking 10 s", time.Since(sent).Round(10*time.Millisecond))
 	for _, m := range botMethods {
 		d.tg.Delay(m, 0)
 	}
 	fast := time.Now()
 	in2 := d.say(alice, "hello fast Telegram")
-	d.waitBot(chat, "the next answer", func(m tgfake.Message) bool { return isFinal(m, in2.ID) })
+	d.waitBot(chat, "the next answer", func(m telegramtest.Message) bool { return isFinal(m, in2.ID) })
 	logRecovery(t, "slow Telegram (next answer once calls are fast again)", time.Since(fast))
 	assert.Equal(t, 1, finalsTo(d.tg, chat, in.ID))
 	assert.Equal(t, 1, finalsTo(d.tg, chat, in2.ID))
@@ -180,10 +180,10 @@ func TestFaultSIGKILLDaemon(t *testing.T) {
 	claude := d.withClaude()
 	p := d.start()
 	d.waitReady(p)
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 
 	in := d.say(alice, "HANGFOREVER please")
-	prog := d.waitBot(chat, "the progress message", func(m tgfake.Message) bool {
+	prog := d.waitBot(chat, "the progress message", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && buttonData(m, "Cancel") != ""
 	})
 	waitModelCall(t, claude, "HANGFOREVER")
@@ -200,9 +200,9 @@ func TestFaultSIGKILLDaemon(t *testing.T) {
 	down := d.say(alice, "written while it was down")
 	p = d.start()
 	restarted := time.Now()
-	d.waitBot(chat, "the answer to the message written while down", func(m tgfake.Message) bool { return isFinal(m, down.ID) })
+	d.waitBot(chat, "the answer to the message written while down", func(m telegramtest.Message) bool { return isFinal(m, down.ID) })
 	logRecovery(t, "SIGKILL of the daemon (restart to the answer of a message written while down)", time.Since(restarted))
-	d.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+	d.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
 		m, _ := sn.Message(chat, prog.ID)
 		return strings.Contains(m.Text, "Interrupted") && len(m.Keyboard) == 0
 	})
@@ -221,7 +221,7 @@ func TestFaultSIGKILLCLI(t *testing.T) {
 	claude := d.withClaude()
 	p := d.start()
 	d.waitReady(p)
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 
 	in := d.say(alice, "HANGFOREVER please")
 	waitModelCall(t, claude, "HANGFOREVER")
@@ -229,13 +229,13 @@ func TestFaultSIGKILLCLI(t *testing.T) {
 	require.Len(t, clis, 1)
 	require.NoError(t, syscall.Kill(clis[0].pid, syscall.SIGKILL))
 	killed := time.Now()
-	d.waitBot(chat, "the crash notice", func(m tgfake.Message) bool {
+	d.waitBot(chat, "the crash notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "Claude stopped unexpectedly")
 	})
 	logRecovery(t, "SIGKILL of a CLI (to the notice)", time.Since(killed))
 	next := time.Now()
 	in2 := d.say(alice, "are you back")
-	d.waitBot(chat, "the next answer", func(m tgfake.Message) bool {
+	d.waitBot(chat, "the next answer", func(m telegramtest.Message) bool {
 		return isFinal(m, in2.ID) && strings.Contains(m.Text, "echo: are you back")
 	})
 	logRecovery(t, "SIGKILL of a CLI (next message to its answer, new CLI)", time.Since(next))
@@ -258,18 +258,18 @@ func TestFaultMissingBinary(t *testing.T) {
 	d.cfg.Users = []int64{int64(alice), int64(bob)}
 	p := d.start()
 	d.waitReady(p)
-	a, b := tgfake.ChatID(alice), tgfake.ChatID(bob)
+	a, b := telegramtest.ChatID(alice), telegramtest.ChatID(bob)
 
 	in := d.say(alice, "first")
-	d.waitBot(a, "alice's answer", func(m tgfake.Message) bool { return isFinal(m, in.ID) })
+	d.waitBot(a, "alice's answer", func(m telegramtest.Message) bool { return isFinal(m, in.ID) })
 	require.NoError(t, os.Remove(link)) // uninstalled
 	bin := d.say(bob, "hello from bob")
-	gone := d.waitBot(b, "the explanation", func(m tgfake.Message) bool {
+	gone := d.waitBot(b, "the explanation", func(m telegramtest.Message) bool {
 		return m.ReplyTo == bin.ID && strings.Contains(m.Text, "the Claude CLI is not at")
 	})
 	assert.Contains(t, gone.Text, link)
 	in2 := d.say(alice, "still there?")
-	d.waitBot(a, "alice's live CLI answers", func(m tgfake.Message) bool {
+	d.waitBot(a, "alice's live CLI answers", func(m telegramtest.Message) bool {
 		return isFinal(m, in2.ID) && strings.Contains(m.Text, "echo: still there?")
 	})
 	require.False(t, p.exited(), "the daemon stays up")
@@ -277,7 +277,7 @@ func TestFaultMissingBinary(t *testing.T) {
 	require.NoError(t, os.Symlink(claude.Binary, link)) // reinstalled
 	back := time.Now()
 	bin2 := d.say(bob, "hello again")
-	d.waitBot(b, "bob's answer", func(m tgfake.Message) bool { return isFinal(m, bin2.ID) })
+	d.waitBot(b, "bob's answer", func(m telegramtest.Message) bool { return isFinal(m, bin2.ID) })
 	logRecovery(t, "missing binary (reinstalled to the next answer, new CLI)", time.Since(back))
 	requireSentOnce(t, d.tg, a)
 	requireSentOnce(t, d.tg, b)
@@ -298,14 +298,14 @@ func TestFaultFullDisk(t *testing.T) {
 	d.writeConfig()
 	p := startCommand(t, exec.Command("nsenter", "--mount="+ns.mntNS, "--", binary, "run", "--config", d.cfgPath), baseEnv(d.home, d.env...))
 	d.waitReady(p)
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	warm := d.say(alice, "before the disk fills")
-	d.waitBot(chat, "an answer", func(m tgfake.Message) bool { return isFinal(m, warm.ID) })
+	d.waitBot(chat, "an answer", func(m telegramtest.Message) bool { return isFinal(m, warm.ID) })
 
 	filler := ns.fill(t)
 	in := d.say(alice, "SLOWDRAIN while the disk is full")
-	d.waitBot(chat, "the answer, disk full or not", func(m tgfake.Message) bool { return isFinal(m, in.ID) })
-	notice := d.waitBot(chat, "the notice", func(m tgfake.Message) bool { return strings.Contains(m.Text, "untether could not save state") })
+	d.waitBot(chat, "the answer, disk full or not", func(m telegramtest.Message) bool { return isFinal(m, in.ID) })
+	notice := d.waitBot(chat, "the notice", func(m telegramtest.Message) bool { return strings.Contains(m.Text, "untether could not save state") })
 	assert.Contains(t, notice.Text, "the disk is full")
 	p.waitLog("the refused write with path and free space", func(l logLine) bool {
 		return strings.HasPrefix(l.str("message"), "could not save state") && l.str("path") != "" && l.fields["free_bytes"] != nil
@@ -313,7 +313,7 @@ func TestFaultFullDisk(t *testing.T) {
 
 	require.NoError(t, os.Remove(filler))
 	freed := time.Now()
-	d.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+	d.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
 		m, _ := sn.Message(chat, notice.ID)
 		return m.Deleted
 	})

@@ -17,9 +17,9 @@ import (
 	_ "modernc.org/sqlite" // to check the state database's integrity from outside
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // These tests run real turns: the daemon starts the pinned Claude CLI, which
@@ -27,9 +27,9 @@ import (
 
 // slowAnswer streams for about 7 s (90 deltas of ~40 bytes, 75 ms apart):
 // long enough to still run when the test's SIGTERM lands on a loaded
-// machine, short enough to end within the default stop_timeout (see
-// bridgeInterruptsOnDrain). It ends with a marker, so a truncated answer
-// shows, and fits one Telegram message.
+// machine, short enough to end well within the drain_timeout the drain
+// tests give it. It ends with a marker, so a truncated answer shows, and
+// fits one Telegram message.
 var slowAnswer = strings.Repeat("slow answer ", 300) + "THE-END"
 
 func script() fakeapi.Script {
@@ -84,35 +84,17 @@ func requireNothingLeft(t *testing.T, env *claudetest.Env, during []procInfo) {
 
 // callCount is how many Bot API calls the fake has seen so far; calls with
 // a higher Seq came later.
-func callCount(tg *tgfake.Server) int { return len(tg.Snapshot().Calls) }
+func callCount(tg *telegramtest.Server) int { return len(tg.Snapshot().Calls) }
 
 // sentAfter reports whether the bot sent m (a message never edited since)
 // after the first `after` calls.
-func sentAfter(tg *tgfake.Server, m tgfake.Message, after int) bool {
+func sentAfter(tg *telegramtest.Server, m telegramtest.Message, after int) bool {
 	for _, c := range tg.Snapshot().CallsOf("sendMessage") {
 		if c.Seq > after && c.OK() && c.Params["text"] == m.Raw {
 			return true
 		}
 	}
 	return false
-}
-
-// bridgeInterruptsOnDrain gates the assertions that the bridge's drain
-// does not meet yet. chat.stop (internal/bridge/chat.go) closes the CLI's
-// stdin at once, and runner.CloseProcess then waits only stop_timeout
-// before SIGTERM; the SIGTERMed CLI prints no result, so the user is told
-// nothing. Worse, once stdin is closed the session is "stopping", so the
-// Interrupt that chat.stop sends when drain_timeout ends is a no-op. Hence:
-// a running turn gets min(drain_timeout, stop_timeout) instead of
-// drain_timeout, and a turn cut short never shows "Stopped.". Set this to
-// true once chat.stop waits for the turn (or ctx) before closing stdin.
-const bridgeInterruptsOnDrain = true
-
-func skipUntilDrainFixed(t *testing.T) {
-	t.Helper()
-	if !bridgeInterruptsOnDrain {
-		t.Skip("known bridge bug: chat.stop closes stdin before the drain ends, so turns get stop_timeout, not drain_timeout, and are never interrupted (see bridgeInterruptsOnDrain)")
-	}
 }
 
 // TestDrainDeliversRunningTurn: SIGTERM while a turn streams lets the turn
@@ -127,7 +109,6 @@ func TestDrainDeliversRunningTurn(t *testing.T) {
 // stop_timeout, bounds how long a running turn may go on.
 func TestDrainOutlastsStopTimeout(t *testing.T) {
 	t.Parallel()
-	skipUntilDrainFixed(t)
 	testDrainDelivers(t, "2s")
 }
 
@@ -140,15 +121,15 @@ func testDrainDelivers(t *testing.T, stopTimeout string) {
 	p := d.start()
 	d.waitReady(p)
 
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	in := d.say(alice, "SLOWDRAIN please")
 	// The answer streams as a draft (a private chat); the progress message
 	// shows the turn running.
-	d.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+	d.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
 		dr, ok := sn.ShownDraft(chat, 0)
 		return ok && strings.Contains(dr.Text, "slow answer")
 	})
-	d.waitBot(chat, "progress message", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && buttonData(m, "Cancel") != "" })
+	d.waitBot(chat, "progress message", func(m telegramtest.Message) bool { return m.ReplyTo == in.ID && buttonData(m, "Cancel") != "" })
 	sock.waitFor("STATUS= with the running turn", func(m string) bool {
 		return m == "STATUS=1 chats, 1 running turns, 0 pending approvals"
 	})
@@ -158,7 +139,7 @@ func testDrainDelivers(t *testing.T, stopTimeout string) {
 	require.Equal(t, exitOK, p.waitExit())
 
 	sn := d.tg.Snapshot()
-	var final *tgfake.Message
+	var final *telegramtest.Message
 	for _, m := range sn.BotMessages(chat) {
 		if isFinal(m, in.ID) && strings.Contains(m.Text, "THE-END") {
 			final = &m
@@ -177,14 +158,13 @@ func testDrainDelivers(t *testing.T, stopTimeout string) {
 // and the daemon exits 0.
 func TestDrainTimeoutInterruptsTurn(t *testing.T) {
 	t.Parallel()
-	skipUntilDrainFixed(t)
 	d := newDaemon(t)
 	claude := d.withClaude()
 	d.cfg.DrainTimeout = "2s"
 	p := d.start()
 	d.waitReady(p)
 
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	in := d.say(alice, "HANGFOREVER please")
 	waitModelCall(t, claude, "HANGFOREVER")
 	during := cliProcesses(t, claude)
@@ -193,7 +173,7 @@ func TestDrainTimeoutInterruptsTurn(t *testing.T) {
 	require.Equal(t, exitOK, p.waitExit())
 
 	sn := d.tg.Snapshot()
-	var stopped *tgfake.Message
+	var stopped *telegramtest.Message
 	for _, m := range sn.BotMessages(chat) {
 		if m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped.") {
 			stopped = &m
@@ -235,7 +215,7 @@ func TestSecondSignalForcesExit(t *testing.T) {
 	p := d.start()
 	d.waitReady(p)
 
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	in := d.say(alice, "HANGFOREVER please")
 	waitModelCall(t, claude, "HANGFOREVER")
 	during := cliProcesses(t, claude)
@@ -244,11 +224,9 @@ func TestSecondSignalForcesExit(t *testing.T) {
 	p.signal(syscall.SIGTERM)
 	require.Equal(t, exitOK, p.waitExit())
 	p.waitLog("the forced stop", msgIs("second signal: interrupting running turns now"))
-	if bridgeInterruptsOnDrain {
-		d.waitBot(chat, "the interruption notice", func(m tgfake.Message) bool {
-			return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped.")
-		})
-	}
+	d.waitBot(chat, "the interruption notice", func(m telegramtest.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped.")
+	})
 	requireNothingLeft(t, claude, during)
 
 	// The database survived: SQLite finds no corruption, and the next
@@ -301,10 +279,10 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	assert.Equal(t, []string{"telegram.poll_timeout"}, reloaded.strs("need_restart"))
 
 	in := d.say(bob, "hello again from bob")
-	d.waitBot(tgfake.ChatID(bob), "an answer to Bob", func(m tgfake.Message) bool {
+	d.waitBot(telegramtest.ChatID(bob), "an answer to Bob", func(m telegramtest.Message) bool {
 		return isFinal(m, in.ID) && strings.Contains(m.Text, "echo: hello again from bob")
 	})
-	for _, m := range d.tg.Snapshot().BotMessages(tgfake.ChatID(bob)) {
+	for _, m := range d.tg.Snapshot().BotMessages(telegramtest.ChatID(bob)) {
 		assert.NotContains(t, m.Text, "hello from bob", "the message sent before the reload stays unanswered")
 	}
 	p.signal(syscall.SIGTERM)
@@ -332,9 +310,9 @@ func TestTokenNeverLeaks(t *testing.T) {
 	p := d.start()
 	d.waitReady(p)
 
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	in := d.say(alice, "BASHRUN please")
-	ap := d.waitBot(chat, "approval", func(m tgfake.Message) bool {
+	ap := d.waitBot(chat, "approval", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "echo hi > out.txt") && buttonData(m, "Approve") != ""
 	})
 	sock.waitFor("STATUS= with the pending approval", func(m string) bool {
@@ -349,7 +327,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 		assert.NotContains(t, string(environ), "UNTETHER_TELEGRAM_BOT_TOKEN")
 	}
 	d.tg.UserPresses(chat, ap.ID, buttonData(ap, "Approve"))
-	d.waitBot(chat, "final answer", func(m tgfake.Message) bool {
+	d.waitBot(chat, "final answer", func(m telegramtest.Message) bool {
 		return isFinal(m, in.ID) && strings.Contains(m.Text, "The command ran.")
 	})
 	p.signal(syscall.SIGTERM)

@@ -62,40 +62,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "run":
-		return runDaemon(args, stderr)
+		return runDaemon(args, stdout, stderr)
 	case "check":
 		return runCheck(args, stdout, stderr)
 	case "version":
+		if code, ok := parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), args, stdout, stderr); !ok {
+			return code
+		}
 		fmt.Fprintf(stdout, "untether %s (commit %s, built %s, %s)\n", version, commit, date, runtime.Version())
 		return exitOK
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
+	case "help":
+		return runHelp(args, stdout, stderr) // usage.go
 	}
 	fmt.Fprintf(stderr, "untether: unknown command %q\n\n%s", cmd, usage)
 	return exitUsage
 }
 
-const usage = `usage:
-  untether [run] [--config FILE]            run the daemon (default command)
-  untether check [--config FILE] [--online] validate the config and the environment
-  untether version                          print version information
-
---config defaults to $UNTETHER_CONFIG, then ~/.config/untether/untether.toml.
-`
-
 func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", config.DefaultPath(os.Getenv), "path to untether.toml")
 }
 
-func runDaemon(args []string, stderr io.Writer) int {
-	setUndumpable(stderr)
+func runDaemon(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("run", flag.ContinueOnError)
-	flags.SetOutput(stderr)
 	path := configFlag(flags)
-	if err := flags.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(flags, args, stdout, stderr); !ok {
+		return code
 	}
+	setUndumpable(stderr)
 	cfg, err := config.Load(*path, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "untether: %v\n", err)

@@ -21,8 +21,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // These tests run the real untether binary as a subprocess, the way systemd
@@ -138,6 +138,18 @@ func (l logLine) strs(key string) []string {
 		for _, v := range list {
 			if s, ok := v.(string); ok {
 				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func (l logLine) ints(key string) []int {
+	var out []int
+	if list, ok := l.fields[key].([]any); ok {
+		for _, v := range list {
+			if f, ok := v.(float64); ok {
+				out = append(out, int(f))
 			}
 		}
 	}
@@ -445,11 +457,15 @@ func or(s, def string) string {
 }
 
 // stubClaude writes a shell script that answers `--version` like the CLI,
-// for tests that never start a Claude session.
+// and `auth status` like a CLI logged in with an API key (the real CLI's
+// output, see internal/runner/testdata/auth-status), for tests that never
+// start a Claude session.
 func stubClaude(t *testing.T, dir, version string) string {
 	t.Helper()
 	p := filepath.Join(dir, "claude")
-	script := "#!/bin/sh\necho '" + version + " (Claude Code)'\n"
+	script := "#!/bin/sh\nif [ \"$1 $2\" = 'auth status' ]; then\n" +
+		`  echo '{"loggedIn": true, "authMethod": "api_key", "apiProvider": "firstParty", "loginExpiresAt": null, "apiKeySource": "ANTHROPIC_API_KEY"}'` +
+		"\n  exit 0\nfi\necho '" + version + " (Claude Code)'\n"
 	require.NoError(t, os.WriteFile(p, []byte(script), 0o755))
 	return p
 }
@@ -458,7 +474,7 @@ func stubClaude(t *testing.T, dir, version string) string {
 // Telegram, a config file, a state dir and a HOME.
 type daemon struct {
 	t       *testing.T
-	tg      *tgfake.Server
+	tg      *telegramtest.Server
 	cfg     daemonConfig
 	cfgPath string
 	home    string
@@ -467,8 +483,8 @@ type daemon struct {
 }
 
 const (
-	alice = tgfake.UserID(1001)
-	bob   = tgfake.UserID(1002)
+	alice = telegramtest.UserID(1001)
+	bob   = telegramtest.UserID(1002)
 )
 
 // newDaemon prepares (but does not start) an installation whose Claude is
@@ -476,7 +492,7 @@ const (
 func newDaemon(t *testing.T) *daemon {
 	t.Helper()
 	root := t.TempDir()
-	d := &daemon{t: t, tg: tgfake.New(t, tgfake.WithBotIdentity("Untether", "untether_bot")),
+	d := &daemon{t: t, tg: telegramtest.New(t, telegramtest.WithBotIdentity("Untether", "untether_bot")),
 		home: filepath.Join(root, "home"), cfgPath: filepath.Join(root, "untether.toml")}
 	workdir := filepath.Join(root, "project")
 	for _, dir := range []string{d.home, workdir} {
@@ -487,8 +503,8 @@ func newDaemon(t *testing.T) *daemon {
 		Binary: stubClaude(t, root, runner.TestedVersion), Workdir: workdir,
 		StateDir: filepath.Join(root, "state"),
 	}
-	d.tg.AddChat(tgfake.Chat{ID: tgfake.ChatID(alice), Type: tgfake.Private, FirstName: "Alice", Username: "alice"})
-	d.tg.AddChat(tgfake.Chat{ID: tgfake.ChatID(bob), Type: tgfake.Private, FirstName: "Bob", Username: "bob"})
+	d.tg.AddChat(telegramtest.Chat{ID: telegramtest.ChatID(alice), Type: telegramtest.Private, FirstName: "Alice", Username: "alice"})
+	d.tg.AddChat(telegramtest.Chat{ID: telegramtest.ChatID(bob), Type: telegramtest.Private, FirstName: "Bob", Username: "bob"})
 	return d
 }
 
@@ -519,26 +535,26 @@ func (d *daemon) waitReady(p *process) {
 }
 
 // say sends a user message to the bot.
-func (d *daemon) say(user tgfake.UserID, text string) tgfake.Message {
-	return d.tg.UserSends(tgfake.ChatID(user), tgfake.User{ID: user, FirstName: "U"}, text)
+func (d *daemon) say(user telegramtest.UserID, text string) telegramtest.Message {
+	return d.tg.UserSends(telegramtest.ChatID(user), telegramtest.User{ID: user, FirstName: "U"}, text)
 }
 
 // waitBot waits for a bot message in chat satisfying pred; a failure dumps
 // the chat.
-func (d *daemon) waitBot(chat tgfake.ChatID, what string, pred func(tgfake.Message) bool) tgfake.Message {
+func (d *daemon) waitBot(chat telegramtest.ChatID, what string, pred func(telegramtest.Message) bool) telegramtest.Message {
 	d.t.Helper()
 	return d.tg.WaitForBotMessage(wait, chat, what, pred)
 }
 
-func dumpChat(sn *tgfake.Snapshot, chat tgfake.ChatID) string { return sn.Dump(chat) }
+func dumpChat(sn *telegramtest.Snapshot, chat telegramtest.ChatID) string { return sn.Dump(chat) }
 
 // isFinal reports whether m is a final answer to msg: a reply with the
 // footer's clock and no buttons.
-func isFinal(m tgfake.Message, to tgfake.MessageID) bool {
+func isFinal(m telegramtest.Message, to telegramtest.MessageID) bool {
 	return m.ReplyTo == to && len(m.Keyboard) == 0 && strings.Contains(m.Text, "⏱")
 }
 
-func buttonData(m tgfake.Message, label string) string { return m.ButtonData(label) }
+func buttonData(m telegramtest.Message, label string) string { return m.ButtonData(label) }
 
 // procInfo is a process found under /proc.
 type procInfo struct {

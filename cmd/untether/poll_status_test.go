@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // TestStatusReportsUnreadableUpdates: while getUpdates answers with nothing
@@ -24,8 +24,8 @@ func TestStatusReportsUnreadableUpdates(t *testing.T) {
 	sock.waitFor("READY=1", func(m string) bool { return m == "READY=1" })
 	const counts = "0 chats, 0 running turns, 0 pending approvals"
 
-	stop := d.tg.FailWhen(func(c tgfake.Call) bool { return c.Method == "getUpdates" },
-		tgfake.Fault{Code: 200, Body: "<html>a proxy's idea of a greeting</html>"})
+	stop := d.tg.FailWhen(func(c telegramtest.Call) bool { return c.Method == "getUpdates" },
+		telegramtest.Fault{Code: 200, Body: "<html>a proxy's idea of a greeting</html>"})
 	// The long poll in flight ends normally; the ones after it read this.
 	i := sock.waitFor("STATUS= naming the unreadable updates", func(m string) bool {
 		return strings.HasPrefix(m, "STATUS=Telegram updates unreadable: ")

@@ -16,6 +16,8 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/durable"
+	"github.com/untether/untether/internal/bridge/ingress"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
@@ -52,11 +54,11 @@ type Bridge struct {
 	opts  Options
 	cfg   atomic.Pointer[config.Config]
 	log   zerolog.Logger
-	store *stateWrites // the state store; refused writes are kept (state_writes.go)
+	store *durable.Writes // the state store; refused writes are kept (durable)
 
 	bot         *bot.Bot
 	out         *outbox.Outbox
-	offsets     *offsetTracker
+	offsets     *ingress.Offsets
 	botUsername string
 
 	runCtx   context.Context
@@ -67,15 +69,14 @@ type Bridge struct {
 	actors   sync.WaitGroup
 	draining atomic.Bool
 	fatal    chan error
-	ready    sync.Once
-	progress pollProgress   // is the update loop making progress
-	notes    updateNotes    // what the update guard learned, per update id
-	client   *http.Client   // Telegram's: the Bot API and file downloads
-	ignored  ignoreLog      // rate limit of refusal logs (groups.go)
-	conflict conflictStreak // 409s in a row (conflict.go)
-	albums   albumMemory    // albums addressed to the bot in groups (batch.go)
-	away     bridgeAway     // usage, budgets, retries after a limit, schedules (away.go)
-	versions cliVersions    // CLI versions seen in turns (world.go)
+	loop     *ingress.Loop          // the update guard and the update loop's liveness
+	client   *http.Client           // Telegram's: the Bot API and file downloads
+	ignored  ignoreLog              // rate limit of refusal logs (groups.go)
+	conflict ingress.ConflictStreak // 409s in a row (conflict.go)
+	albums   albumMemory            // albums addressed to the bot in groups (batch.go)
+	away     bridgeAway             // usage, budgets, retries after a limit, schedules (away.go)
+	versions cliVersions            // CLI versions seen in turns (world.go)
+	ownDirs  ownDirs                // refusals of untether's own directories reported (own_dirs.go)
 }
 
 // New prepares a bridge; Run starts it.
@@ -85,8 +86,8 @@ func New(opts Options) (*Bridge, error) {
 	}
 	b := &Bridge{opts: opts, log: opts.Logger,
 		chats: map[state.ChatKey]*chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
-		away: newBridgeAway(opts.Clock)}
-	b.store = newStateWrites(opts.Store, b)
+		away: newBridgeAway(opts.Clock), loop: ingress.NewLoop(opts.Logger, opts.Ready)}
+	b.store = durable.New(opts.Store, opts.Logger, stateChats{b})
 	b.cfg.Store(opts.Config)
 	return b, nil
 }
@@ -105,7 +106,7 @@ func (b *Bridge) Reload(c *config.Config) {
 // turns get until drainCtx ends to finish, queued messages are flushed.
 func (b *Bridge) Run(ctx context.Context) error {
 	cfg := b.Config()
-	b.store.bind(ctx)
+	b.store.Bind(ctx)
 	b.killLeftovers(ctx) // procs.go: before anything spawns
 	offset, err := b.store.LastUpdateID(ctx)
 	if err != nil {
@@ -115,7 +116,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("run bridge: %w", err)
 	}
-	b.offsets = newOffsetTracker(b.store, offset, handled)
+	b.offsets = ingress.NewOffsets(b.store, offset, handled)
 
 	poll := cfg.Telegram.PollTimeout.Std()
 	client := &http.Client{Timeout: poll + 15*time.Second}
@@ -127,7 +128,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	client.Transport = pollGuard{next: base, b: b}
+	client.Transport = b.loop.Transport(base)
 	b.client = client
 	b.bot, err = bot.New(cfg.Telegram.BotToken.Reveal(),
 		bot.WithServerURL(cfg.Telegram.APIURL),
@@ -163,6 +164,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	b.mu.Lock() // Shutdown may run concurrently when a stop comes during start-up
 	b.out = out
 	b.mu.Unlock()
+	b.loop.SetCalls(out)
 
 	b.runCtx = ctx
 	defer b.startUploadPruner(ctx)() // uploads.go
@@ -259,8 +261,8 @@ func (b *Bridge) Shutdown(ctx context.Context) error {
 	}
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushBudget)
 	defer cancel()
-	b.withdrawStateNotices(flushCtx, out) // state_faults.go
-	defer b.store.saveKept()              // after the flush, which acks journaled sends
+	b.store.WithdrawNotices(flushCtx, out)
+	defer b.store.SaveKept() // after the flush, which acks journaled sends
 	if err := out.Close(flushCtx); err != nil {
 		return errors.Join(stopErr, fmt.Errorf("flush outbox: %w", err))
 	}
@@ -292,8 +294,8 @@ func (b *Bridge) Stats() Stats {
 // skipped; skipped and repaired ones are logged, and each gets a debug line.
 // note is what the update guard learned about it. The error reports a
 // routing panic.
-func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note updateNote) (err error) {
-	if !b.offsets.begin(u.ID) {
+func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note ingress.Note) (err error) {
+	if !b.offsets.Begin(u.ID) {
 		b.log.Debug().Int64("update_id", u.ID).Msg("dropping an update already handled")
 		return nil
 	}
@@ -318,10 +320,23 @@ func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note update
 		b.logRepaired(u, note)
 		routed = b.routeEdit(u.ID, u.EditedMessage) // phone.go
 	default:
-		b.logUnrouted(u, note)
+		note.LogUnrouted(b.log, u)
 	}
 	b.log.Debug().Int64("update_id", u.ID).Bool("routed", routed).Msg("update handled")
 	return nil
+}
+
+// logRepaired logs an update routed without the parts the library could
+// not decode, at warn level only when an allowed user sent it.
+func (b *Bridge) logRepaired(u *models.Update, note ingress.Note) {
+	var from int64
+	switch {
+	case u.Message != nil && u.Message.From != nil:
+		from = u.Message.From.ID
+	case u.CallbackQuery != nil:
+		from = u.CallbackQuery.From.ID
+	}
+	note.LogRepaired(b.log, u, from != 0 && b.allowedUser(from))
 }
 
 func (b *Bridge) finishUpdate(id int64) {
@@ -329,7 +344,7 @@ func (b *Bridge) finishUpdate(id int64) {
 	if err := b.store.ForgetDeferredUpdate(ctx, id); err != nil {
 		b.log.Error().Err(err).Int64("update_id", id).Msg("forget a handled message")
 	}
-	if err := b.offsets.finish(ctx, id); err != nil {
+	if err := b.offsets.Finish(ctx, id); err != nil {
 		b.log.Error().Err(err).Int64("update_id", id).Msg("persist update offset")
 	}
 }
@@ -382,7 +397,7 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 		b.log.Error().Err(err).Int64("update_id", updateID).Msg("keep a message until it is handled")
 	}
 	if b.draining.Load() {
-		if cmd, ok := parseCommand(m.Text, m.Entities, b.botUsername); !ok || (cmd.Name != "cancel" && cmd.Name != "status") {
+		if cmd, ok := ingress.ParseCommand(m.Text, m.Entities, b.botUsername); !ok || (cmd.Name != "cancel" && cmd.Name != "status") {
 			text := "⏸ untether is restarting. I will handle this message when I am back, in a moment."
 			if err != nil {
 				text = "⏸ untether is restarting and could not keep this message. Please send it again in a minute."
@@ -421,7 +436,7 @@ func (b *Bridge) replayDeferred(ctx context.Context) {
 			_ = b.store.ForgetDeferredUpdate(ctx, d.UpdateID)
 			continue
 		}
-		_ = b.handleUpdate(ctx, &u, updateNote{kind: "message"}) // a panic is logged; the update is finished either way
+		_ = b.handleUpdate(ctx, &u, ingress.MessageNote()) // a panic is logged; the update is finished either way
 	}
 	if len(deferred) > 0 {
 		b.log.Info().Int("messages", len(deferred)).Msg("handling messages the previous run received but did not handle")
@@ -489,8 +504,8 @@ func (e redactedError) Error() string { return e.msg }
 func (e redactedError) Unwrap() error { return e.err }
 
 // journal adapts the state store to the outbox's durability hook. A send
-// the store refuses to journal goes out unjournaled (stateWrites).
-type journal struct{ store *stateWrites }
+// the store refuses to journal goes out unjournaled (durable.Writes).
+type journal struct{ store *durable.Writes }
 
 func (j journal) Save(ctx context.Context, key outbox.ChatKey, kind string, payload []byte) (outbox.JournalID, error) {
 	id, err := j.store.EnqueueOutbox(ctx, state.OutboxItem{Key: state.ChatKey{Chat: state.ChatID(key.Chat), Thread: state.ThreadID(key.Thread)},
@@ -508,6 +523,35 @@ func botCommands() []models.BotCommand {
 		out = append(out, models.BotCommand{Command: c.Command, Description: c.Description})
 	}
 	return out
+}
+
+// stateChats tells the state writes about the chats (durable.Chats).
+type stateChats struct{ b *Bridge }
+
+// Busy lists the chats with a turn or an approval open: a refused write of
+// the update offset puts their messages at risk.
+func (s stateChats) Busy() []state.ChatKey {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	var keys []state.ChatKey
+	for key, c := range s.b.chats {
+		if r, p := c.counts(); r+p > 0 {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// Refresh makes chat key's state notice match the fault episode, on the
+// chat's actor. A chat without an actor has nothing on screen to keep in
+// step, and its next message creates one that shows the notice if needed.
+func (s stateChats) Refresh(key state.ChatKey) {
+	s.b.mu.Lock()
+	c := s.b.chats[key]
+	s.b.mu.Unlock()
+	if c != nil {
+		c.post(item{fn: func() { s.b.store.SyncNotice(c.ctx(), s.b.out, c.key, c.outKey) }})
+	}
 }
 
 // CheckToken calls getMe with the configured token and returns the bot's

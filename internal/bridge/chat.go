@@ -10,6 +10,8 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/durable"
+	"github.com/untether/untether/internal/bridge/ingress"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/runner"
@@ -162,7 +164,7 @@ func (c *chat) shutdown(ctx context.Context) {
 
 func (c *chat) ctx() context.Context {
 	// The key tells a refused state write which chat it puts at risk.
-	return withChatKey(c.log.WithContext(context.WithoutCancel(c.b.runCtx)), c.key)
+	return durable.WithChatKey(c.log.WithContext(context.WithoutCancel(c.b.runCtx)), c.key)
 }
 
 func (c *chat) run(ctx context.Context) {
@@ -329,7 +331,7 @@ func (c *chat) onMessage(m *models.Message) {
 	// had blocked the bot wrote to it): forget the outbox's 403 verdict, or
 	// the answer would be dropped until the cooldown ends.
 	c.b.out.Unblock(int64(c.key.Chat))
-	if cmd, ok := parseCommand(m.Text, m.Entities, c.b.botUsername); ok {
+	if cmd, ok := ingress.ParseCommand(m.Text, m.Entities, c.b.botUsername); ok {
 		c.onCommand(cmd, m)
 		return
 	}

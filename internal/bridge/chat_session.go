@@ -85,7 +85,7 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	if rc.Remote == nil {
 		rc.ExtraArgs = withOutboxPrompt(rc.ExtraArgs, rc.Workdir, c.key)
 	}
-	sess, err := runner.NewSession(rc, runner.SessionID(sid), sid != "", 0)
+	sess, err := runner.NewSession(rc, sid, sid != "", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 		c.rec.SessionID = ""
 		c.saveRecord()
 	} else {
-		c.noteSession(string(sess.ID())) // projects.go
+		c.noteSession(sess.ID()) // projects.go
 	}
 	c.log = c.b.log.With().Str("chat", c.key.String()).Str("session", string(sess.ID())).Logger()
 	return sess, nil

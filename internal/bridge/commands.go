@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/untether/untether/internal/bridge/ingress"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
@@ -31,7 +32,7 @@ var commandHelp = []render.CommandHelp{
 	{Command: "help", Description: "What this bot can do"},
 }
 
-func (c *chat) onCommand(cmd command, m *models.Message) {
+func (c *chat) onCommand(cmd ingress.Command, m *models.Message) {
 	switch cmd.Name {
 	case "start", "help":
 		c.reply(render.RenderHelp(commandHelp), m.ID)

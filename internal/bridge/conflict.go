@@ -2,26 +2,11 @@ package bridge
 
 import (
 	"fmt"
-	"sync"
 	"time"
 )
 
-// 409 Conflict means another program polls this bot token (or a webhook is
-// set). It is often brief: the old instance of a restart or a deploy still
-// finishing its last long poll. go-telegram/bot retries with a back-off
-// (100 ms doubling to 5 s), so the daemon keeps going and only gives up,
-// with exit status 12, once conflicts have gone on for longer than
-// [telegram] conflict_grace. Two pollers that keep running interrupt each
-// other's long polls, so conflicts keep coming even though some polls
-// succeed: a streak ends only after a quiet spell of two full long polls.
-
-// conflictStreak tracks an ongoing run of 409 Conflicts.
-type conflictStreak struct {
-	mu    sync.Mutex
-	first time.Time // zero: no streak
-	last  time.Time
-	count int
-}
+// A 409 streak (ingress.ConflictStreak) ends after a quiet spell of two
+// full long polls; one that outlasts [telegram] conflict_grace is fatal.
 
 // onConflict records a 409; once the streak has outlasted the grace
 // period the daemon stops with ErrFatalTelegram.
@@ -29,17 +14,7 @@ func (b *Bridge) onConflict(err error, now time.Time) {
 	cfg := b.Config()
 	grace := cfg.Telegram.ConflictGrace.Std()
 	quiet := 2*cfg.Telegram.PollTimeout.Std() + 10*time.Second
-	s := &b.conflict
-	s.mu.Lock()
-	if s.first.IsZero() || now.Sub(s.last) > quiet {
-		s.first, s.count = now, 0
-	}
-	s.last = now
-	s.count++
-	first, count := s.first, s.count
-	s.mu.Unlock()
-
-	lasted := now.Sub(first)
+	lasted, count := b.conflict.Observe(now, quiet)
 	switch {
 	case lasted > grace:
 		b.log.Error().Err(err).Dur("lasted", lasted).Int("conflicts", count).

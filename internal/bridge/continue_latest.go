@@ -1,19 +1,14 @@
 package bridge
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
-	"time"
 
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/transcript"
 )
 
 // /continue takes the most recent conversation in the project's directory,
@@ -21,120 +16,39 @@ import (
 // topic's) that ran it, and never goes to another chat; one started
 // outside untether (a terminal) may go to a private chat, never to a group
 // or forum topic, where everyone in it would read it. untether finds that
-// conversation itself, in the CLI's transcripts, checks whose it is, and
-// resumes it by id, so the CLI cannot pick another one between the check
-// and the start. A project on another host has its transcripts there:
+// conversation itself, in the CLI's transcripts (internal/transcript),
+// checks whose it is, and resumes it by id, so the CLI cannot pick another
+// one between the check and the start. A project on another host has its transcripts there:
 // untether cannot look, so /continue there is refused in groups and left
 // to the CLI's own --continue in a private chat.
 
-// transcriptName is a session's transcript: <session id>.jsonl.
-var transcriptName = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$`)
-
-// slugMax is where the CLI cuts a long directory's name (adding a hash
-// this code does not reproduce: such directories are matched by prefix
-// and then by the cwd their transcripts record).
-const slugMax = 200
-
-// cwdSlug is the CLI's name for a directory under ~/.claude/projects.
-func cwdSlug(dir string) string {
-	var b strings.Builder
-	for _, r := range dir {
-		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-') // the CLI replaces each UTF-16 unit; a rune above U+FFFF is two
-			if r > 0xFFFF {
-				b.WriteByte('-')
-			}
+// cliHome is the HOME the CLI of project p runs with, where its
+// transcripts are (transcript.Dir): the project's home, else its env's,
+// else the daemon's.
+func (b *Bridge) cliHome(p config.ProjectSettings) string {
+	if p.Home != "" {
+		return p.Home
+	}
+	if h := p.Env["HOME"]; h != "" {
+		return h
+	}
+	for _, kv := range b.opts.InheritEnv {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			return v
 		}
 	}
-	return b.String()
-}
-
-// claudeConfigDir is where the CLI of project p keeps its transcripts:
-// $CLAUDE_CONFIG_DIR, else $HOME/.claude, as the CLI's environment will
-// have them.
-func (b *Bridge) claudeConfigDir(p config.ProjectSettings) string {
-	if d := p.Env["CLAUDE_CONFIG_DIR"]; d != "" {
-		return d
-	}
-	home := p.Home
-	if home == "" {
-		home = p.Env["HOME"]
-	}
-	if home == "" {
-		for _, kv := range b.opts.InheritEnv {
-			if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-				home = v
-			}
-		}
-	}
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return filepath.Join(home, ".claude")
+	h, _ := os.UserHomeDir()
+	return h
 }
 
 // latestSession is the id of the most recent conversation the CLI keeps
 // for dir ("" when there is none): the transcript written last.
-func latestSession(configDir, dir string) (string, error) {
-	root := filepath.Join(configDir, "projects")
-	slug := cwdSlug(dir)
-	dirs := []string{filepath.Join(root, slug)}
-	if len(slug) > slugMax {
-		dirs, _ = filepath.Glob(filepath.Join(root, globEscape(slug[:slugMax])+"-*"))
+func latestSession(home, dir string) (string, error) {
+	list, err := transcript.List(home, dir, 1)
+	if err != nil || len(list) == 0 {
+		return "", err
 	}
-	var (
-		best   string
-		bestAt time.Time
-	)
-	for _, d := range dirs {
-		entries, err := os.ReadDir(d)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("list the sessions of %s: %w", dir, err)
-		}
-		for _, e := range entries {
-			if !e.Type().IsRegular() || !transcriptName.MatchString(e.Name()) {
-				continue
-			}
-			info, err := e.Info()
-			if err != nil {
-				continue // removed meanwhile
-			}
-			if len(dirs) > 1 && !transcriptOf(filepath.Join(d, e.Name()), dir) {
-				continue
-			}
-			if info.ModTime().After(bestAt) {
-				best, bestAt = strings.TrimSuffix(e.Name(), ".jsonl"), info.ModTime()
-			}
-		}
-	}
-	return best, nil
-}
-
-// transcriptOf reports whether a transcript records dir as its cwd (for
-// the long directory names whose hash this code does not reproduce).
-func transcriptOf(path, dir string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 64<<10)
-	n, _ := f.Read(head)
-	return strings.Contains(string(head[:n]), `"cwd":`+quoteJSON(dir))
-}
-
-func quoteJSON(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func globEscape(s string) string {
-	return strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`).Replace(s)
+	return string(list[0].ID), nil
 }
 
 // continueRefusal says why the chat may not continue session id ("" when

@@ -43,7 +43,12 @@
 // session per (project, branch): switching resumes, /sessions lists them
 // with Resume buttons (sessions.go), /continue takes the directory's
 // latest conversation when the chat may see it (continue_latest.go), and
-// /topic makes a forum topic already bound to a project (topics.go).
+// /topic makes a forum topic already bound to a project (topics.go). A
+// session id read from the state database or a Resume button, and a
+// stored or requested model, reach the runner only as
+// runner.ParseSessionID and runner.CheckModel accept them: a damaged one
+// is forgotten and the chat told (projects.go, models.go), a requested
+// one refused.
 //
 // Every button press, of every kind, goes through routeCallback
 // (buttons.go): the user and chat are allowed (a stranger's press is
@@ -96,9 +101,16 @@
 // Phone-first (phone.go and the files it names): files Claude writes to its
 // chat's directory under .untether/outbox/ are sent after each turn (also
 // one its process died in) through the outbox (photos, documents, albums;
-// journaled, then moved to .untether/sent/), /get PATH sends a project file through os.Root behind
-// [files] deny, and a cut Edit/Write preview of a CLI on this machine
-// offers 📄 Full diff (files_out.go, get.go, approvals.go). Voice notes, audio files and video notes are
+// at most [files] max_files_per_turn, the rest counted in one message;
+// journaled, then moved to .untether/sent/), /get PATH sends a project
+// file behind [files] deny (never one of .untether's), a directory as a
+// bounded zip, and a cut Edit/Write preview of a CLI on this machine
+// offers 📄 Full diff (files_out.go, outbox_scan.go, get.go, get_zip.go,
+// approvals.go). Claude's tools can write every .untether directory, so
+// they are reached through internal/safefs only (own_dirs.go): one that is
+// a link or not a directory is refused, reported once and left alone;
+// nothing is followed through a link, every file is opened once without
+// blocking, and that descriptor is what is sent. Voice notes, audio files and video notes are
 // transcribed by the [voice] backend in the hand-over goroutine (voice.go,
 // internal/voice); album parts and forwards (with a comment right after
 // them) are collected into one prompt (batch.go); a reply quotes what it

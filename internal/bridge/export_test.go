@@ -100,17 +100,6 @@ func (b *Bridge) StalledFor(key state.ChatKey, now time.Time) time.Duration {
 	return now.Sub(since)
 }
 
-// HostileUpdate and HostileBatch expose the hostile-update generator to the
-// poll-loop fuzz test.
-type HostileUpdate = hostileUpdate
-
-func HostileBatch(data []byte, user, chat int64) []HostileUpdate {
-	return hostileBatch(data, user, chat)
-}
-
-// HostileSeeds is the seed corpus both fuzz tests start from.
-func HostileSeeds() [][]byte { return hostileSeeds() }
-
 // ChatsHealthy is Healthy's chat half: the update loop's half needs a live
 // poll, so a test that moves the clock minutes ahead checks this one.
 func (b *Bridge) ChatsHealthy(now time.Time) error { return b.chatsHealthy(now) }

@@ -51,9 +51,11 @@ func fakeCLI() int {
 	}
 	record("mode " + mode)
 	sid := "00000000-0000-4000-8000-00000000000f"
-	for i, a := range os.Args {
-		if (a == "--session-id" || a == "--resume") && i+1 < len(os.Args) {
-			sid = os.Args[i+1]
+	for _, a := range os.Args {
+		for _, flag := range []string{"--session-id=", "--resume="} {
+			if v, ok := strings.CutPrefix(a, flag); ok {
+				sid = v
+			}
 		}
 	}
 	emit := func(v map[string]any) {

@@ -11,20 +11,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // Full-stack tests of the approval audit log, Keep planning and /status.
 
 // closedApproval waits until approval message id is closed with an outcome
 // containing outcome, and returns it with the chat's only audit record.
-func (r *rig) closedApproval(chat tgfake.ChatID, id tgfake.MessageID, outcome string) (tgfake.Message, state.Approval) {
+func (r *rig) closedApproval(chat telegramtest.ChatID, id telegramtest.MessageID, outcome string) (telegramtest.Message, state.Approval) {
 	r.t.Helper()
-	m := r.waitBot(chat, outcome+" approval", func(m tgfake.Message) bool {
+	m := r.waitBot(chat, outcome+" approval", func(m telegramtest.Message) bool {
 		return m.ID == id && len(m.Keyboard) == 0 && strings.Contains(m.Text, outcome)
 	})
 	log, err := r.store.ApprovalLog(context.Background(), state.ChatKey{Chat: state.ChatID(alice)}, 0)
@@ -36,9 +36,9 @@ func (r *rig) closedApproval(chat tgfake.ChatID, id tgfake.MessageID, outcome st
 // pressWhileBlocked asks for a Bash approval, then presses Approve while
 // the chat's actor is blocked, so the press waits in its mailbox until
 // release. pid is the chat's CLI.
-func (r *rig) pressWhileBlocked(key state.ChatKey) (ap tgfake.Message, pid int, release func()) {
+func (r *rig) pressWhileBlocked(key state.ChatKey) (ap telegramtest.Message, pid int, release func()) {
 	r.t.Helper()
-	chat := tgfake.ChatID(key.Chat)
+	chat := telegramtest.ChatID(key.Chat)
 	r.say(chat, alice, "BASHRUN please")
 	ap = r.approvalMessage(chat, "out.txt")
 	pid = r.b.ChatPID(key)
@@ -53,7 +53,7 @@ func (r *rig) pressWhileBlocked(key state.ChatKey) (ap tgfake.Message, pid int, 
 // request) while a press waits in the chat's mailbox. The press decides
 // nothing: the log and the message say "withdrawn", not "allow".
 func TestAuditPressAfterWithdrawal(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t)
 	ap, pid, release := r.pressWhileBlocked(key)
@@ -73,7 +73,7 @@ func TestAuditPressAfterWithdrawal(t *testing.T) {
 // or a restart closes it) while a press waits. The answer cannot be written,
 // and both the message and the log say Claude could not be reached.
 func TestAuditUndeliverableAnswer(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	// Once its stdin is closed the CLI fails the permission and asks the
 	// model again; that call hangs, so the process stays alive (and the
@@ -115,7 +115,7 @@ func TestAuditUndeliverableAnswer(t *testing.T) {
 
 // TestAuditRecordsWhoDecided: a delivered decision is logged with its user.
 func TestAuditRecordsWhoDecided(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	in := r.say(chat, alice, "BASHRUN please")
 	ap := r.approvalMessage(chat, "out.txt")
@@ -130,13 +130,13 @@ func TestAuditRecordsWhoDecided(t *testing.T) {
 // TestKeepPlanning: in plan mode, "Keep planning" refuses ExitPlanMode with
 // a request to revise; the model gets it, plans again and asks again.
 func TestKeepPlanning(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withConfig(func(c *config.Config) { c.Claude.PermissionMode = config.PermissionPlan }))
 	in := r.say(chat, alice, "PLANIT a button")
 	first := r.approvalMessage(chat, "Colour it blue")
 	r.tg.UserPresses(chat, first.ID, buttonData(first, "Keep planning"))
 
-	second := r.waitBot(chat, "the plan asked for again", func(m tgfake.Message) bool {
+	second := r.waitBot(chat, "the plan asked for again", func(m telegramtest.Message) bool {
 		return m.ID > first.ID && strings.Contains(m.Text, "Plan ready for review") && buttonData(m, "Approve plan") != ""
 	})
 	calls := r.claude.API.ModelCalls()
@@ -155,19 +155,19 @@ func TestKeepPlanning(t *testing.T) {
 // TestStatusListsPendingApprovals: /status names what waits for the user,
 // and stops once it is decided.
 func TestStatusListsPendingApprovals(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	in := r.say(chat, alice, "BASHRUN please")
 	ap := r.approvalMessage(chat, "out.txt")
 	st := r.say(chat, alice, "/status")
-	status := r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	status := r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
 	assert.Contains(t, status.Text, "Pending approvals: 1")
 	assert.Contains(t, status.Text, "• Bash: echo hi > out.txt · waiting")
 
 	r.tg.UserPresses(chat, ap.ID, buttonData(ap, "Approve"))
 	r.finalAnswer(chat, in.ID, "The command ran.")
 	st2 := r.say(chat, alice, "/status")
-	status2 := r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st2.ID })
+	status2 := r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st2.ID })
 	assert.NotContains(t, status2.Text, "Pending approvals")
 	assert.NotContains(t, status2.Text, "echo hi")
 }

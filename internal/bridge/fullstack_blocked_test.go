@@ -6,19 +6,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // A user who blocked the bot (403 on an answer) and writes again gets
 // answers again at once, not after the outbox's 403 cooldown.
 func TestBlockedBotIsLiftedWhenTheUserWritesAgain(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
-	stop := r.tg.FailWhen(func(c tgfake.Call) bool {
+	stop := r.tg.FailWhen(func(c telegramtest.Call) bool {
 		return c.Method == "sendMessage" && strings.Contains(c.Params["text"], "echo: while blocked")
-	}, tgfake.Fault{Code: 403, Description: "Forbidden: bot was blocked by the user"})
+	}, telegramtest.Fault{Code: 403, Description: "Forbidden: bot was blocked by the user"})
 	r.say(chat, alice, "while blocked")
-	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
 		for _, c := range sn.Calls {
 			if c.Method == "sendMessage" && c.Status == 403 {
 				return true

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/timeshift"
 )
 
@@ -22,7 +22,7 @@ import (
 // naming the project; /budget shows both budgets; the chat's other project
 // keeps working under the global budget.
 func TestProjectBudgetRefusesOnlyItsProject(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	beta, gamma := realDir(t), realDir(t)
 	day := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
@@ -42,7 +42,7 @@ func TestProjectBudgetRefusesOnlyItsProject(t *testing.T) {
 
 	r.command(chat, "/project beta", "starts a new session")
 	b1 := r.say(chat, alice, "first in beta")
-	a1 := r.waitBot(chat, "beta's first answer", func(m tgfake.Message) bool {
+	a1 := r.waitBot(chat, "beta's first answer", func(m telegramtest.Message) bool {
 		return m.ReplyTo == b1.ID && strings.Contains(m.Text, "⏱")
 	})
 	assert.True(t, ranIn(r.callFor("first in beta"), beta))
@@ -52,7 +52,7 @@ func TestProjectBudgetRefusesOnlyItsProject(t *testing.T) {
 
 	calls := len(r.claude.API.ModelCalls())
 	b2 := r.say(chat, alice, "second in beta")
-	refusal := r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == b2.ID })
+	refusal := r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == b2.ID })
 	assert.Contains(t, refusal.Text, "The daily budget of project beta is used up")
 	assert.Contains(t, refusal.Text, "resets tomorrow 00:00 UTC")
 	assert.Contains(t, refusal.Text, "work in another project (/project)")

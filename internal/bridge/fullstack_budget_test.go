@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/timeshift"
 )
 
@@ -39,7 +39,7 @@ func (r *rig) cliArg(key state.ChatKey, flag string) (pid int, value string) {
 // the reset when the clock passes midnight, which restarts the CLI with a
 // fresh cap.
 func TestBudgetWarnRefuseReset(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	clock := timeshift.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	r := newRig(t, func(r *rig) { r.clock = clock }, withConfig(func(c *config.Config) {
@@ -58,7 +58,7 @@ func TestBudgetWarnRefuseReset(t *testing.T) {
 	assert.Regexp(t, `💰 \d+ % of the daily budget used \(\$0\.0\d+ of \$0\.0100\), resets tomorrow 00:00 UTC`, a2.Text)
 
 	three := r.say(chat, alice, "three")
-	a3 := r.waitBot(chat, "the turn the CLI stopped", func(m tgfake.Message) bool {
+	a3 := r.waitBot(chat, "the turn the CLI stopped", func(m telegramtest.Message) bool {
 		return m.ReplyTo == three.ID && strings.Contains(m.Text, "⏱")
 	})
 	assert.Contains(t, a3.Text, "Budget limit reached")
@@ -68,11 +68,11 @@ func TestBudgetWarnRefuseReset(t *testing.T) {
 
 	calls := len(r.claude.API.ModelCalls())
 	four := r.say(chat, alice, "four")
-	refusal := r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == four.ID })
+	refusal := r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == four.ID })
 	assert.Contains(t, refusal.Text, "The daily budget is used up")
 	assert.Contains(t, refusal.Text, "resets tomorrow 00:00 UTC (in 11h5")
 	budget := r.say(chat, alice, "/budget")
-	shown := r.waitBot(chat, "/budget", func(m tgfake.Message) bool { return m.ReplyTo == budget.ID })
+	shown := r.waitBot(chat, "/budget", func(m telegramtest.Message) bool { return m.ReplyTo == budget.ID })
 	assert.Contains(t, shown.Text, "Daily: $0.01")
 	assert.Contains(t, shown.Text, "⛔ used up")
 	assert.Contains(t, shown.Text, "New messages are refused until tomorrow 00:00 UTC.")

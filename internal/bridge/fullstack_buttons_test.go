@@ -12,18 +12,18 @@ import (
 
 	"github.com/untether/untether/internal/bridge"
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
-const forum = tgfake.ChatID(-1002400)
+const forum = telegramtest.ChatID(-1002400)
 
 // answerOf waits for the bot's answer to a callback query.
-func (r *rig) answerOf(q tgfake.CallbackQueryID) tgfake.CallbackAnswer {
+func (r *rig) answerOf(q telegramtest.CallbackQueryID) telegramtest.CallbackAnswer {
 	r.t.Helper()
-	var got tgfake.CallbackAnswer
-	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
-		i := slices.IndexFunc(sn.CallbackAnswers, func(a tgfake.CallbackAnswer) bool { return a.QueryID == q })
+	var got telegramtest.CallbackAnswer
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
+		i := slices.IndexFunc(sn.CallbackAnswers, func(a telegramtest.CallbackAnswer) bool { return a.QueryID == q })
 		if i >= 0 {
 			got = sn.CallbackAnswers[i]
 		}
@@ -34,7 +34,7 @@ func (r *rig) answerOf(q tgfake.CallbackQueryID) tgfake.CallbackAnswer {
 
 // botMessageIn waits for the bot's reply to /help where opts put it: a
 // message to press buttons on.
-func (r *rig) botMessageIn(chat tgfake.ChatID, opts ...tgfake.UserOption) tgfake.Message {
+func (r *rig) botMessageIn(chat telegramtest.ChatID, opts ...telegramtest.UserOption) telegramtest.Message {
 	r.t.Helper()
 	return r.command(chat, "/help", "/new", opts...)
 }
@@ -53,21 +53,21 @@ func TestEveryButtonActsOnlyWhereItBelongs(t *testing.T) {
 		c.Claude.Env = map[string]string{envFakeCLI: "1"}
 		c.Telegram.AllowedChatIDs = []int64{int64(forum)}
 	}))
-	r.tg.AddChat(tgfake.Chat{ID: forum, Type: tgfake.Supergroup, Title: "work", IsForum: true})
+	r.tg.AddChat(telegramtest.Chat{ID: forum, Type: telegramtest.Supergroup, Title: "work", IsForum: true})
 	mine, other := r.tg.AddTopic(forum), r.tg.AddTopic(forum)
 	owner := state.ChatKey{Chat: state.ChatID(forum), Thread: state.ThreadID(mine)}
 
-	home := r.botMessageIn(forum, tgfake.InTopic(mine))
+	home := r.botMessageIn(forum, telegramtest.InTopic(mine))
 	elsewhere := []struct {
 		name string
-		chat tgfake.ChatID
-		msg  tgfake.Message
+		chat telegramtest.ChatID
+		msg  telegramtest.Message
 	}{
-		{"another chat", tgfake.ChatID(alice), r.botMessageIn(tgfake.ChatID(alice))},
-		{"another topic", forum, r.botMessageIn(forum, tgfake.InTopic(other))},
+		{"another chat", telegramtest.ChatID(alice), r.botMessageIn(telegramtest.ChatID(alice))},
+		{"another topic", forum, r.botMessageIn(forum, telegramtest.InTopic(other))},
 		{"the General topic", forum, r.botMessageIn(forum)},
 	}
-	aliceUser := tgfake.User{ID: alice, FirstName: "Alice"}
+	aliceUser := telegramtest.User{ID: alice, FirstName: "Alice"}
 	for _, kind := range bridge.ButtonKinds() {
 		t.Run(string(kind), func(t *testing.T) {
 			data, err := r.b.OwnButton(kind, owner)
@@ -87,29 +87,29 @@ func TestEveryButtonActsOnlyWhereItBelongs(t *testing.T) {
 // first chat's mode. Now nothing reaches the first chat: its mode stays,
 // and its live CLI runs on in the mode it had (a Bash command still asks).
 func TestForgedPressDoesNotSwitchAnotherChatsMode(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t, withGroup(config.GroupTriggerAll))
 	r.addTeam()
 	in := r.say(chat, alice, "hello")
 	r.finalAnswer(chat, in.ID, "echo: hello")
 	md := r.say(chat, alice, "/mode")
-	menu := r.waitBot(chat, "mode menu", func(m tgfake.Message) bool { return m.ReplyTo == md.ID && len(m.Keyboard) > 0 })
+	menu := r.waitBot(chat, "mode menu", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && len(m.Keyboard) > 0 })
 	plan := buttonData(menu, "plan")
 	require.NotEmpty(t, plan)
 
 	there := r.command(team, "/help", "/new")
-	q := r.tg.ForgePress(team, tgfake.User{ID: alice, FirstName: "Alice"}, there.ID, plan)
+	q := r.tg.ForgePress(team, telegramtest.User{ID: alice, FirstName: "Alice"}, there.ID, plan)
 	assert.Equal(t, "This button has expired.", r.answerOf(q).Text)
 	st := r.say(chat, alice, "/status")
-	status := r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	status := r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
 	assert.Contains(t, status.Text, "Mode: default")
 	assert.Empty(t, r.storedChat(key).PermissionMode, "nothing stored")
 	r.asksApproval(chat)
 	assert.NotEmpty(t, buttonData(r.mustMessage(chat, menu.ID), "plan"), "the menu itself was not answered")
 }
 
-func (r *rig) mustMessage(chat tgfake.ChatID, id tgfake.MessageID) tgfake.Message {
+func (r *rig) mustMessage(chat telegramtest.ChatID, id telegramtest.MessageID) telegramtest.Message {
 	r.t.Helper()
 	m, ok := r.tg.Message(chat, id)
 	require.True(r.t, ok)
@@ -124,10 +124,10 @@ func TestForgedApprovalPressIsRefused(t *testing.T) {
 	r.addTeam()
 	in := r.say(team, alice, "BASHRUN please")
 	ap := r.approvalMessage(team, "echo hi > out.txt")
-	elsewhere := r.command(tgfake.ChatID(alice), "/help", "/new")
-	q := r.tg.ForgePress(tgfake.ChatID(alice), tgfake.User{ID: alice, FirstName: "Alice"}, elsewhere.ID, buttonData(ap, "Approve"))
+	elsewhere := r.command(telegramtest.ChatID(alice), "/help", "/new")
+	q := r.tg.ForgePress(telegramtest.ChatID(alice), telegramtest.User{ID: alice, FirstName: "Alice"}, elsewhere.ID, buttonData(ap, "Approve"))
 	assert.Equal(t, "This button has expired.", r.answerOf(q).Text)
-	_, err := r.tg.TryUserPresses(team, tgfake.User{ID: alice, FirstName: "Alice"}, ap.ID, buttonData(ap, "Deny"))
+	_, err := r.tg.TryUserPresses(team, telegramtest.User{ID: alice, FirstName: "Alice"}, ap.ID, buttonData(ap, "Deny"))
 	require.NoError(t, err)
 	r.finalAnswer(team, in.ID, "The command ran.")
 	assert.NoFileExists(t, r.claude.Workdir+"/out.txt", "the forged Approve did not run it")
@@ -145,8 +145,8 @@ func TestStrangerPressesAreRateLimited(t *testing.T) {
 	r := newRig(t, withGroup(config.GroupTriggerAll))
 	r.addTeam()
 	msg := r.command(team, "/help", "/new")
-	stranger := tgfake.User{ID: mallory, FirstName: "Mallory"}
-	var queries []tgfake.CallbackQueryID
+	stranger := telegramtest.User{ID: mallory, FirstName: "Mallory"}
+	var queries []telegramtest.CallbackQueryID
 	for range 5 {
 		queries = append(queries, r.tg.ForgePress(team, stranger, msg.ID, "c:sometoken"))
 	}

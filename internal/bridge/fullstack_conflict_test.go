@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 const conflictDesc = "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
@@ -18,7 +18,7 @@ const conflictDesc = "Conflict: terminated by other getUpdates request; make sur
 // TestBriefConflictIsRidden: a few 409s (the old instance of a restart
 // still polling) are retried, not fatal.
 func TestBriefConflictIsRidden(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	<-r.ready
 	r.tg.FailNext("getUpdates", 3, 409, conflictDesc, 0)
@@ -38,8 +38,8 @@ func TestLastingConflictStops(t *testing.T) {
 	r := newRig(t, withConfig(func(c *config.Config) { c.Telegram.ConflictGrace = config.Duration(time.Second) }))
 	<-r.ready
 	start := time.Now()
-	stop := r.tg.FailWhen(func(c tgfake.Call) bool { return c.Method == "getUpdates" },
-		tgfake.Fault{Code: 409, Description: conflictDesc})
+	stop := r.tg.FailWhen(func(c telegramtest.Call) bool { return c.Method == "getUpdates" },
+		telegramtest.Fault{Code: 409, Description: conflictDesc})
 	defer stop()
 	var err error
 	select {

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // /continue takes the most recent session in the project's directory only
@@ -17,7 +17,7 @@ import (
 // a private chat, also one started at a terminal; never another chat's.
 // Whoever's it is, the refused session never reaches the model.
 func TestContinueTakesOnlyASessionTheChatMaySee(t *testing.T) {
-	private := tgfake.ChatID(alice)
+	private := telegramtest.ChatID(alice)
 	r := newRig(t, withGroup(config.GroupTriggerAll))
 	r.addTeam()
 	r.ask(team, "GROUP first words")

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/timeshift"
 )
 
@@ -31,13 +31,13 @@ func TestRunsOfAUserTakenOffTheAllowListDoNotGo(t *testing.T) {
 		c.Claude.RetryAfterLimit = config.RetryAuto
 	}))
 	r.addTeam()
-	for _, who := range []tgfake.UserID{bob, alice} {
-		prompt := "SCHEDULED by " + map[tgfake.UserID]string{bob: "bob", alice: "alice"}[who]
+	for _, who := range []telegramtest.UserID{bob, alice} {
+		prompt := "SCHEDULED by " + map[telegramtest.UserID]string{bob: "bob", alice: "alice"}[who]
 		in := r.say(team, who, "/at 30m "+prompt)
 		r.botReply(team, in, "Scheduled #")
 	}
 	limited := r.say(team, bob, "LIMITED by bob")
-	r.waitBot(team, "the limit's notice", func(m tgfake.Message) bool {
+	r.waitBot(team, "the limit's notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == limited.ID && strings.Contains(m.Text, "will be sent again at")
 	})
 
@@ -45,7 +45,7 @@ func TestRunsOfAUserTakenOffTheAllowListDoNotGo(t *testing.T) {
 	cfg.Telegram.AllowedUserIDs = []int64{int64(alice)}
 	r.b.Reload(&cfg)
 	clock.Advance(2 * time.Hour)
-	r.waitBot(team, "alice's schedule ran", func(m tgfake.Message) bool {
+	r.waitBot(team, "alice's schedule ran", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "echo: SCHEDULED by alice") && strings.Contains(m.Text, "⏱")
 	})
 	require.Eventually(t, func() bool {

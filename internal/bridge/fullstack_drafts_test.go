@@ -8,17 +8,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // streaming waits until the answer to in visibly streams with want in its
 // text: in a draft where drafts apply, in the progress message elsewhere.
-func (r *rig) streaming(chat tgfake.ChatID, in tgfake.MessageID, want string) {
+func (r *rig) streaming(chat telegramtest.ChatID, in telegramtest.MessageID, want string) {
 	r.t.Helper()
-	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
 		if d, ok := sn.ShownDraft(chat, 0); ok && strings.Contains(d.Text, want) {
 			return true
 		}
@@ -32,8 +32,8 @@ func (r *rig) streaming(chat tgfake.ChatID, in tgfake.MessageID, want string) {
 }
 
 // draftsIn returns the accepted drafts of chat.
-func draftsIn(sn *tgfake.Snapshot, chat tgfake.ChatID) []tgfake.Draft {
-	var out []tgfake.Draft
+func draftsIn(sn *telegramtest.Snapshot, chat telegramtest.ChatID) []telegramtest.Draft {
+	var out []telegramtest.Draft
 	for _, d := range sn.Drafts {
 		if d.Chat == chat {
 			out = append(out, d)
@@ -45,7 +45,7 @@ func draftsIn(sn *tgfake.Snapshot, chat tgfake.ChatID) []tgfake.Draft {
 // In a private chat the answer streams as a draft, the progress message
 // keeps the tool rows, and the answer replaces the draft as a message.
 func TestAnswerStreamsAsADraftInAPrivateChat(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	in := r.say(chat, alice, "STEADY please")
 	r.streaming(chat, in.ID, "steady words")
@@ -75,9 +75,9 @@ func TestAnswerStreamsAsADraftInAPrivateChat(t *testing.T) {
 	// next reply has a draft id of its own.
 	in2 := r.say(chat, alice, "SLOW please")
 	r.streaming(chat, in2.ID, "slow answer")
-	prog := r.waitBot(chat, "progress message", func(m tgfake.Message) bool { return m.ReplyTo == in2.ID && buttonData(m, "Cancel") != "" })
+	prog := r.waitBot(chat, "progress message", func(m telegramtest.Message) bool { return m.ReplyTo == in2.ID && buttonData(m, "Cancel") != "" })
 	r.tg.UserPresses(chat, prog.ID, buttonData(prog, "Cancel"))
-	stopped := r.waitBot(chat, "stopped notice", func(m tgfake.Message) bool { return m.ReplyTo == in2.ID && strings.Contains(m.Text, "Stopped") })
+	stopped := r.waitBot(chat, "stopped notice", func(m telegramtest.Message) bool { return m.ReplyTo == in2.ID && strings.Contains(m.Text, "Stopped") })
 	sn = r.tg.Snapshot()
 	second := draftsIn(sn, chat)[len(drafts):]
 	require.NotEmpty(t, second)
@@ -94,7 +94,7 @@ func TestGroupStreamsInProgressEdits(t *testing.T) {
 	r := newRig(t, withGroup(config.GroupTriggerAll))
 	r.addTeam()
 	in := r.say(team, alice, "STEADY please")
-	r.waitBot(team, "progress with streamed text", func(m tgfake.Message) bool {
+	r.waitBot(team, "progress with streamed text", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "steady words") && buttonData(m, "Cancel") != ""
 	})
 	r.finalAnswer(team, in.ID, "steady words")
@@ -105,22 +105,22 @@ func TestGroupStreamsInProgressEdits(t *testing.T) {
 // A private chat whose Telegram refuses drafts falls back to progress
 // edits for good, without asking again.
 func TestRefusedDraftsFallBackToEdits(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
-	stop := r.tg.FailWhen(func(c tgfake.Call) bool { return c.Method == "sendMessageDraft" },
-		tgfake.Fault{Code: http.StatusBadRequest, Description: "Bad Request: TEXTDRAFT_PEER_INVALID"})
+	stop := r.tg.FailWhen(func(c telegramtest.Call) bool { return c.Method == "sendMessageDraft" },
+		telegramtest.Fault{Code: http.StatusBadRequest, Description: "Bad Request: TEXTDRAFT_PEER_INVALID"})
 	defer stop()
 	in := r.say(chat, alice, "SLOW please")
-	r.waitBot(chat, "progress with streamed text", func(m tgfake.Message) bool {
+	r.waitBot(chat, "progress with streamed text", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer") && buttonData(m, "Cancel") != ""
 	})
 	r.say(chat, alice, "/cancel")
-	r.waitBot(chat, "stopped", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped") })
+	r.waitBot(chat, "stopped", func(m telegramtest.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped") })
 	refused := len(r.tg.Snapshot().CallsOf("sendMessageDraft"))
 	assert.Equal(t, 1, refused, "asked once")
 
 	in2 := r.say(chat, alice, "STEADY again")
-	r.waitBot(chat, "progress with streamed text", func(m tgfake.Message) bool {
+	r.waitBot(chat, "progress with streamed text", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in2.ID && strings.Contains(m.Text, "steady words")
 	})
 	r.finalAnswer(chat, in2.ID, "steady words")
@@ -131,7 +131,7 @@ func TestRefusedDraftsFallBackToEdits(t *testing.T) {
 // What Claude says before a tool call streams as a draft, then stays in the
 // progress message while the tool runs; the answer streams as a new draft.
 func TestNarrationBeforeAToolReturnsToTheProgressMessage(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	yes, no := fakeapi.Bool(true), fakeapi.Bool(false)
 	narrate := fakeapi.Script{Rules: []fakeapi.Rule{
 		{Name: "narrate-after", When: fakeapi.Match{AnyUserContains: "NARRATE", LastIsToolResult: yes},
@@ -144,14 +144,14 @@ func TestNarrationBeforeAToolReturnsToTheProgressMessage(t *testing.T) {
 	}}
 	r := newRig(t, func(r *rig) { r.claude = claudetest.New(r.t, narrate) })
 	in := r.say(chat, alice, "NARRATE please")
-	r.waitBot(chat, "the narration and the tool row in the progress message", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the narration and the tool row in the progress message", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "Let me look for notes first.") && strings.Contains(m.Text, "Glob")
 	})
 	final := r.finalAnswer(chat, in.ID, "found nothing")
 	assert.NotContains(t, final.Text, "Let me look", "the answer is the last text block")
 
 	drafts := draftsIn(r.tg.Snapshot(), chat)
-	var narration, answer []tgfake.Draft
+	var narration, answer []telegramtest.Draft
 	for _, d := range drafts {
 		switch {
 		case strings.Contains(d.Text, "Let me look"):

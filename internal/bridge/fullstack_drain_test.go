@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // continueScript is the rig's script plus a model that, asked to continue
@@ -28,7 +28,7 @@ func continueScript() fakeapi.Script {
 
 // bashApprovalOnDisk asks for BASHRUN's Bash call and waits until its
 // approval message is recorded, which a Continue button needs.
-func (r *rig) bashApprovalOnDisk(chat tgfake.ChatID) tgfake.Message {
+func (r *rig) bashApprovalOnDisk(chat telegramtest.ChatID) telegramtest.Message {
 	r.t.Helper()
 	r.say(chat, alice, "BASHRUN please")
 	ap := r.approvalMessage(chat, "echo hi > out.txt")
@@ -43,7 +43,7 @@ func (r *rig) bashApprovalOnDisk(chat tgfake.ChatID) tgfake.Message {
 // once, and after the restart ▶️ Continue resumes the session, the same
 // tool is asked for again, and approving it runs it.
 func TestDrainStopsApprovalWaitThenContinue(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t, func(r *rig) { r.claude = claudetest.New(r.t, continueScript()) },
 		withConfig(func(c *config.Config) { c.Daemon.DrainTimeout = config.Duration(2 * time.Minute) }))
 	ap := r.bashApprovalOnDisk(chat)
@@ -53,7 +53,7 @@ func TestDrainStopsApprovalWaitThenContinue(t *testing.T) {
 	took := time.Since(start)
 	assert.Less(t, took, 10*time.Second, "a drain does not wait for a decision nobody makes")
 
-	stopped := r.waitBot(chat, "approval with Continue", func(m tgfake.Message) bool {
+	stopped := r.waitBot(chat, "approval with Continue", func(m telegramtest.Message) bool {
 		return m.ID == ap.ID && buttonData(m, "Continue") != ""
 	})
 	assert.Contains(t, stopped.Text, "restarted before anyone decided")
@@ -61,11 +61,11 @@ func TestDrainStopsApprovalWaitThenContinue(t *testing.T) {
 
 	r.start()
 	r.tg.UserPresses(chat, ap.ID, buttonData(stopped, "Continue"))
-	again := r.waitBot(chat, "the same approval asked again", func(m tgfake.Message) bool {
+	again := r.waitBot(chat, "the same approval asked again", func(m telegramtest.Message) bool {
 		return m.ID != ap.ID && strings.Contains(m.Text, "echo hi > out.txt") && buttonData(m, "Approve") != ""
 	})
 	r.tg.UserPresses(chat, again.ID, buttonData(again, "Approve"))
-	r.waitBot(chat, "answer after continuing", func(m tgfake.Message) bool {
+	r.waitBot(chat, "answer after continuing", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "⏱")
 	})
 	got, err := readFile(r.claude.Workdir + "/out.txt")
@@ -86,7 +86,7 @@ func TestDrainStopsApprovalWaitThenContinue(t *testing.T) {
 // Continue switches the chat back to the session the approval was for
 // (its project's directory and history) and asks Claude to go on there.
 func TestContinueGoesBackToItsSession(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	beta := realDir(t)
 	r := newRig(t, func(r *rig) { r.claude = claudetest.New(r.t, continueScript()) },
 		withProjects(map[string]config.Project{"beta": {Path: beta}},
@@ -94,7 +94,7 @@ func TestContinueGoesBackToItsSession(t *testing.T) {
 	alpha := r.claude.Workdir
 	ap := r.bashApprovalOnDisk(chat)
 	r.drain(2 * time.Minute)
-	stopped := r.waitBot(chat, "approval with Continue", func(m tgfake.Message) bool {
+	stopped := r.waitBot(chat, "approval with Continue", func(m telegramtest.Message) bool {
 		return m.ID == ap.ID && buttonData(m, "Continue") != ""
 	})
 	r.start()
@@ -116,21 +116,21 @@ func TestContinueGoesBackToItsSession(t *testing.T) {
 	m, _ := r.tg.Snapshot().Message(chat, ap.ID)
 	assert.NotEmpty(t, buttonData(m, "Continue"), "a refused press leaves the button working")
 	r.tg.UserPresses(chat, busy.ID, buttonData(busy, "Approve"))
-	r.waitBot(chat, "beta's answer", func(m tgfake.Message) bool {
+	r.waitBot(chat, "beta's answer", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "📁 beta")
 	})
 	require.FileExists(t, beta+"/made.txt")
 
 	r.tg.UserPresses(chat, ap.ID, buttonData(stopped, "Continue"))
-	back := r.waitBot(chat, "back in default", func(m tgfake.Message) bool {
+	back := r.waitBot(chat, "back in default", func(m telegramtest.Message) bool {
 		return m.ReplyTo == ap.ID && strings.Contains(m.Text, "↩️ Resuming")
 	})
 	assert.Contains(t, back.Text, "This chat works in default")
-	again := r.waitBot(chat, "the same approval asked again", func(m tgfake.Message) bool {
+	again := r.waitBot(chat, "the same approval asked again", func(m telegramtest.Message) bool {
 		return m.ID != ap.ID && strings.Contains(m.Text, "echo hi > out.txt") && buttonData(m, "Approve") != ""
 	})
 	r.tg.UserPresses(chat, again.ID, buttonData(again, "Approve"))
-	r.waitBot(chat, "answer after continuing", func(m tgfake.Message) bool {
+	r.waitBot(chat, "answer after continuing", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "📁 default")
 	})
 	got, err := readFile(alpha + "/out.txt")

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // Files back to the user: Claude's outbox, /get and the full diff.
@@ -47,13 +47,13 @@ func (r *rig) dirNames(rel string) []string {
 }
 
 func TestClaudeSendsAFileFromItsOutbox(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withConfig(func(c *config.Config) { c.Claude.PermissionMode = config.PermissionAcceptEdits }),
 		withRules(fakeapi.ToolTurn("SENDREPORT", "Write", map[string]any{
 			"file_path": "{{cwd}}/" + aliceOutbox + "/report.txt", "content": "quarterly numbers\n"}, "The report is on its way.")))
 	in := r.say(chat, alice, "SENDREPORT please")
 	r.finalAnswer(chat, in.ID, "The report is on its way.")
-	doc := r.waitBot(chat, "the report as a document", func(m tgfake.Message) bool { return m.Document != nil })
+	doc := r.waitBot(chat, "the report as a document", func(m telegramtest.Message) bool { return m.Document != nil })
 	assert.Equal(t, "report.txt", doc.Document.FileName)
 	assert.Equal(t, "quarterly numbers\n", string(doc.Document.Data))
 	assert.Equal(t, in.ID, doc.ReplyTo, "it answers the request")
@@ -76,7 +76,7 @@ func TestClaudeSendsAFileFromItsOutbox(t *testing.T) {
 }
 
 func TestOutboxPhotosGoAsOneAlbumAndSkippedFilesAreNamed(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	// Claude's Bash ran earlier in the turn (its approval is tested
 	// elsewhere); what matters here is what the turn's end finds.
@@ -86,12 +86,12 @@ func TestOutboxPhotosGoAsOneAlbumAndSkippedFilesAreNamed(t *testing.T) {
 	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(r.claude.Workdir, aliceOutbox, "link.txt")))
 	in := r.say(chat, alice, "make two charts")
 	r.finalAnswer(chat, in.ID, "echo: make two charts")
-	photos := r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool { return len(sn.Photos()) == 2 }).Photos()
+	photos := r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool { return len(sn.Photos()) == 2 }).Photos()
 	assert.Equal(t, photos[0].MediaGroupID, photos[1].MediaGroupID, "one album")
 	assert.NotEmpty(t, photos[0].MediaGroupID)
 	assert.Equal(t, noisePNG(t, 40, 30), photos[0].PhotoData)
 	assert.Equal(t, "a-chart.png", photos[0].Text)
-	notice := r.waitBot(chat, "not sent", func(m tgfake.Message) bool { return strings.HasPrefix(m.Text, "📎 Not sent") })
+	notice := r.waitBot(chat, "not sent", func(m telegramtest.Message) bool { return strings.HasPrefix(m.Text, "📎 Not sent") })
 	assert.Contains(t, notice.Text, "empty.txt is empty")
 	assert.Contains(t, notice.Text, "link.txt is a symbolic link")
 	assert.NotContains(t, notice.Text, "root:", "the link was not followed")
@@ -100,7 +100,7 @@ func TestOutboxPhotosGoAsOneAlbumAndSkippedFilesAreNamed(t *testing.T) {
 }
 
 func TestGetSendsProjectFilesAndRefusesSecrets(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	r.writeFile("notes/todo.txt", []byte("buy milk"))
 	r.writeFile("notes/.env.local", []byte("TOKEN=notes-secret"))
@@ -109,10 +109,10 @@ func TestGetSendsProjectFilesAndRefusesSecrets(t *testing.T) {
 	r.writeFile("certs/server.pem", []byte("-----BEGIN PRIVATE KEY-----"))
 	require.NoError(t, os.Symlink(".env", filepath.Join(r.claude.Workdir, "innocent.txt")))
 
-	get := func(arg, want string) tgfake.Message {
+	get := func(arg, want string) telegramtest.Message {
 		t.Helper()
 		in := r.say(chat, alice, "/get "+arg)
-		return r.waitBot(chat, "answer to /get "+arg, func(m tgfake.Message) bool {
+		return r.waitBot(chat, "answer to /get "+arg, func(m telegramtest.Message) bool {
 			return m.ReplyTo == in.ID && strings.Contains(m.Text, want)
 		})
 	}
@@ -156,11 +156,11 @@ func TestGetSendsProjectFilesAndRefusesSecrets(t *testing.T) {
 }
 
 func TestGetDirectoryWithoutZipDirs(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withConfig(func(c *config.Config) { c.Files.ZipDirs = false }))
 	r.writeFile("src/main.go", []byte("package main"))
 	in := r.say(chat, alice, "/get src")
-	r.waitBot(chat, "refusal", func(m tgfake.Message) bool {
+	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "is a directory") && strings.Contains(m.Text, "zip_dirs")
 	})
 	assert.Empty(t, r.tg.Snapshot().Documents())
@@ -179,7 +179,7 @@ func longContent(n int) string {
 }
 
 func TestFullDiffButtonSendsTheWholeChange(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	content := longContent(45)
 	r := newRig(t, withRules(fakeapi.ToolTurn("LONGWRITE", "Write", map[string]any{
 		"file_path": "{{cwd}}/generated.txt", "content": content}, "Written.")))
@@ -189,7 +189,7 @@ func TestFullDiffButtonSendsTheWholeChange(t *testing.T) {
 	data := buttonData(ap, "Full diff")
 	require.NotEmpty(t, data, "a cut preview offers the full diff")
 	r.tg.UserPresses(chat, ap.ID, data)
-	doc := r.waitBot(chat, "the diff", func(m tgfake.Message) bool { return m.Document != nil })
+	doc := r.waitBot(chat, "the diff", func(m telegramtest.Message) bool { return m.Document != nil })
 	assert.Equal(t, "generated.txt.diff", doc.Document.FileName)
 	assert.Equal(t, ap.ID, doc.ReplyTo, "it answers the approval")
 	diff := string(doc.Document.Data)

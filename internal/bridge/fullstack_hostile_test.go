@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // Telegram is as hostile as the CLI: content the client library cannot
@@ -35,7 +35,7 @@ func (l logLine) updateID() int64 { f, _ := l["update_id"].(float64); return int
 func (r *rig) logLines(msg string) []logLine { return logLinesOf(r.logs.String(), msg) }
 
 // waitLog waits for a log line with msg about update id.
-func (r *rig) waitLog(msg string, id tgfake.UpdateID) logLine {
+func (r *rig) waitLog(msg string, id telegramtest.UpdateID) logLine {
 	r.t.Helper()
 	var found logLine
 	require.Eventually(r.t, func() bool {
@@ -51,7 +51,7 @@ func (r *rig) waitLog(msg string, id tgfake.UpdateID) logLine {
 }
 
 // updateOf returns the id of the update that carried message m.
-func (r *rig) updateOf(chat tgfake.ChatID, m tgfake.MessageID) tgfake.UpdateID {
+func (r *rig) updateOf(chat telegramtest.ChatID, m telegramtest.MessageID) telegramtest.UpdateID {
 	r.t.Helper()
 	id := r.tg.Snapshot().UpdateOf(chat, m)
 	require.NotZero(r.t, id, "no update carried message %d", m)
@@ -67,13 +67,13 @@ func (r *rig) prompts() []string {
 }
 
 func TestForwardWithUnknownOriginIsAnswered(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	warm := r.say(chat, alice, "warm up")
 	r.finalAnswer(chat, warm.ID, "echo: warm up")
 
-	fwd := r.tg.UserSends(chat, tgfake.User{ID: alice, FirstName: "U"}, "what do you make of this forward",
-		tgfake.WithRawFields(map[string]json.RawMessage{"forward_origin": unknownOrigin}))
+	fwd := r.tg.UserSends(chat, telegramtest.User{ID: alice, FirstName: "U"}, "what do you make of this forward",
+		telegramtest.WithRawFields(map[string]json.RawMessage{"forward_origin": unknownOrigin}))
 	id := r.updateOf(chat, fwd.ID)
 	r.finalAnswer(chat, fwd.ID, "Forwarded from an unknown sender")
 	assert.True(t, r.modelSaw("what do you make of this forward"), "the user's text reached Claude")
@@ -104,19 +104,19 @@ func TestForwardWithUnknownOriginIsAnswered(t *testing.T) {
 // The messages are answered, the others skipped with a log line, and the
 // persisted offset covers all of them across a restart.
 func TestHostileUpdatesAreSkippedAndOffsetsSurviveRestart(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	first := r.say(chat, alice, "before the storm")
 	r.finalAnswer(chat, first.ID, "echo: before the storm")
 
-	noID := r.tg.InjectRaw("no update_id", func(tgfake.UpdateID) json.RawMessage {
+	noID := r.tg.InjectRaw("no update_id", func(telegramtest.UpdateID) json.RawMessage {
 		return json.RawMessage(`{"message":{"message_id":1,"chat":{"id":1001,"type":"private"},"date":1,"text":"NOID"}}`)
 	})
 	guest := r.tg.InjectRawUpdate("guest_message", json.RawMessage(`{"guest":{"id":5},"text":"hi"}`))
 	broken := r.tg.InjectRawUpdate("message", json.RawMessage(fmt.Sprintf(
 		`{"message_id":"seven","from":{"id":%d,"is_bot":false,"first_name":"U"},"chat":{"id":%d,"type":"private"},"date":1,"text":"UNREADABLE"}`, alice, alice)))
-	fwd := r.tg.UserSends(chat, tgfake.User{ID: alice, FirstName: "U"}, "a forward in the storm",
-		tgfake.WithRawFields(map[string]json.RawMessage{"forward_origin": unknownOrigin}))
+	fwd := r.tg.UserSends(chat, telegramtest.User{ID: alice, FirstName: "U"}, "a forward in the storm",
+		telegramtest.WithRawFields(map[string]json.RawMessage{"forward_origin": unknownOrigin}))
 	// Answered before the next message, which would otherwise join the
 	// forward as its comment (batch.go).
 	r.finalAnswer(chat, fwd.ID, "a forward in the storm")
@@ -145,7 +145,7 @@ func TestHostileUpdatesAreSkippedAndOffsetsSurviveRestart(t *testing.T) {
 		off, err := r.store.LastUpdateID(ctx)
 		return err == nil && off >= int64(afterID)
 	}, wait, 10*time.Millisecond)
-	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool { return sn.ConfirmedOffset > afterID })
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool { return sn.ConfirmedOffset > afterID })
 	assert.Less(t, noID, afterID)
 
 	r.stop()
@@ -179,7 +179,7 @@ func TestHostileUpdatesAreSkippedAndOffsetsSurviveRestart(t *testing.T) {
 // PollTrouble (STATUS=) says so at once and Healthy fails once it lasts;
 // when the server recovers, so does the daemon.
 func TestUnreadablePollsAreReported(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	select {
 	case <-r.ready:
@@ -187,8 +187,8 @@ func TestUnreadablePollsAreReported(t *testing.T) {
 		t.Fatal("never ready")
 	}
 	require.NoError(t, r.b.Healthy(time.Now()))
-	stop := r.tg.FailWhen(func(c tgfake.Call) bool { return c.Method == "getUpdates" },
-		tgfake.Fault{Code: 200, Body: `{"ok":true,"result":{"update_id":1}}`})
+	stop := r.tg.FailWhen(func(c telegramtest.Call) bool { return c.Method == "getUpdates" },
+		telegramtest.Fault{Code: 200, Body: `{"ok":true,"result":{"update_id":1}}`})
 	// A message makes the waiting long poll return; the polls after it
 	// read the broken body.
 	in := r.say(chat, alice, "are you there")

@@ -9,20 +9,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // A group upgraded to a supergroup gets a new chat id; its conversation goes
 // on there: the same session, with its history, and its settings.
 func TestGroupUpgradeKeepsTheSession(t *testing.T) {
-	const group, super = tgfake.ChatID(-42), tgfake.ChatID(-100042)
+	const group, super = telegramtest.ChatID(-42), telegramtest.ChatID(-100042)
 	r := newRig(t, withConfig(func(c *config.Config) {
 		c.Telegram.AllowedChatIDs = []int64{int64(group), int64(super)}
 		c.Telegram.GroupTrigger = config.GroupTriggerAll
 	}))
-	r.tg.AddChat(tgfake.Chat{ID: group, Type: tgfake.Group, Title: "team"})
-	r.tg.AddChat(tgfake.Chat{ID: super, Type: tgfake.Supergroup, Title: "team"})
+	r.tg.AddChat(telegramtest.Chat{ID: group, Type: telegramtest.Group, Title: "team"})
+	r.tg.AddChat(telegramtest.Chat{ID: super, Type: telegramtest.Supergroup, Title: "team"})
 
 	first := r.say(group, alice, "MIGRATE-BEFORE in the old group")
 	r.finalAnswer(group, first.ID, "echo: MIGRATE-BEFORE")
@@ -30,9 +30,9 @@ func TestGroupUpgradeKeepsTheSession(t *testing.T) {
 	require.NotEmpty(t, before)
 
 	// Telegram announces the upgrade in both chats.
-	r.tg.UserSends(group, tgfake.User{ID: alice, FirstName: "U"}, "", tgfake.WithRawFields(map[string]json.RawMessage{
+	r.tg.UserSends(group, telegramtest.User{ID: alice, FirstName: "U"}, "", telegramtest.WithRawFields(map[string]json.RawMessage{
 		"migrate_to_chat_id": json.RawMessage(`-100042`)}))
-	r.tg.UserSends(super, tgfake.User{ID: alice, FirstName: "U"}, "", tgfake.WithRawFields(map[string]json.RawMessage{
+	r.tg.UserSends(super, telegramtest.User{ID: alice, FirstName: "U"}, "", telegramtest.WithRawFields(map[string]json.RawMessage{
 		"migrate_from_chat_id": json.RawMessage(`-42`)}))
 
 	after := r.say(super, alice, "MIGRATE-AFTER in the supergroup")

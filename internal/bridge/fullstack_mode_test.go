@@ -7,15 +7,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // /mode is judged by its effect: in default mode a Write is asked about;
 // after /mode acceptEdits the same kind of Write runs without asking.
 func TestModeSwitchChangesWhatIsAsked(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	writes := func(r *rig) {
 		s := script()
 		for _, name := range []string{"WRITEONE", "WRITETWO"} {
@@ -33,7 +33,7 @@ func TestModeSwitchChangesWhatIsAsked(t *testing.T) {
 	assert.NoFileExists(t, r.claude.Workdir+"/writeone.txt", "default mode asked, and the denial held")
 
 	md := r.say(chat, alice, "/mode acceptEdits")
-	r.waitBot(chat, "mode switched", func(m tgfake.Message) bool {
+	r.waitBot(chat, "mode switched", func(m telegramtest.Message) bool {
 		return m.ReplyTo == md.ID && strings.Contains(m.Text, "acceptEdits")
 	})
 	second := r.say(chat, alice, "WRITETWO please")

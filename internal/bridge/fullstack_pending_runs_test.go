@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/timeshift"
 )
 
@@ -21,7 +21,7 @@ import (
 // the turn blocked on an approval), the run is not lost: the next start
 // runs it, once.
 func TestScheduledRunWaitingForABusyChatSurvivesACrash(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	clock := timeshift.New(time.Now())
 	r := newRig(t, func(r *rig) { r.clock = clock })
 	r.say(chat, alice, "BASHRUN please")
@@ -37,7 +37,7 @@ func TestScheduledRunWaitingForABusyChatSurvivesACrash(t *testing.T) {
 
 	r.crash()
 	r.start()
-	r.waitBot(chat, "the run that waited", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the run that waited", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "echo: FILE waited") && strings.Contains(m.Text, "⏱")
 	})
 	require.Eventually(t, func() bool {
@@ -55,9 +55,9 @@ func TestScheduledRunWaitingForABusyChatSurvivesACrash(t *testing.T) {
 // project beta, that fires while the chat is busy in default (a turn
 // waiting for an approval), so it waits for the chat: the retry is firing.
 // It returns the prompt, the limit's notice and beta's directory.
-func retryWaitingForBusyChat(t *testing.T) (r *rig, in, notice tgfake.Message, beta string) {
+func retryWaitingForBusyChat(t *testing.T) (r *rig, in, notice telegramtest.Message, beta string) {
 	t.Helper()
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	beta = realDir(t)
 	clock := timeshift.New(time.Now())
 	reset := time.Now().Add(time.Hour)
@@ -71,7 +71,7 @@ func retryWaitingForBusyChat(t *testing.T) (r *rig, in, notice tgfake.Message, b
 	}))
 	r.command(chat, "/project beta", "starts a new session")
 	in = r.say(chat, alice, "LIMITED in beta")
-	notice = r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
+	notice = r.waitBot(chat, "the limit's notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "will be sent again")
 	})
 	r.command(chat, "/project default", "default")
@@ -91,7 +91,7 @@ func retryWaitingForBusyChat(t *testing.T) (r *rig, in, notice tgfake.Message, b
 // is busy elsewhere waits for the chat; a crash during that wait does not
 // lose it: after the restart it goes back to its project and is sent, once.
 func TestLimitRetryWaitingForABusyChatSurvivesACrash(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r, in, _, beta := retryWaitingForBusyChat(t)
 	r.crash()
 	r.start()
@@ -112,15 +112,15 @@ func TestLimitRetryWaitingForABusyChatSurvivesACrash(t *testing.T) {
 // ✖️ Drop pressed while a fired retry waits for the busy chat stops it: the
 // notice says so, and when the chat is free the prompt is not sent.
 func TestLimitRetryDroppedWhileItWaitsIsNeverSent(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r, _, notice, _ := retryWaitingForBusyChat(t)
 	r.tg.UserPresses(chat, notice.ID, buttonData(notice, "Drop"))
-	r.waitBot(chat, "the notice says dropped", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the notice says dropped", func(m telegramtest.Message) bool {
 		return m.ID == notice.ID && strings.Contains(m.Text, "will not be sent again")
 	})
 	ap := r.approvalMessage(chat, "echo hi > out.txt")
 	r.tg.UserPresses(chat, ap.ID, buttonData(ap, "Approve"))
-	r.waitBot(chat, "the busy turn's answer", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the busy turn's answer", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "⏱")
 	})
 	require.Eventually(t, func() bool {
@@ -135,7 +135,7 @@ func TestLimitRetryDroppedWhileItWaitsIsNeverSent(t *testing.T) {
 // A retry whose kept prompt cannot be read is not dropped in silence: the
 // chat is told to send it again, and the retry ends.
 func TestLimitRetryWithAnUnreadablePromptSaysSo(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	clock := timeshift.New(time.Now())
 	r := newRig(t, func(r *rig) { r.clock = clock })
@@ -144,7 +144,7 @@ func TestLimitRetryWithAnUnreadablePromptSaysSo(t *testing.T) {
 	require.NoError(t, r.store.PutRetry(context.Background(), state.Retry{Token: "bad", Key: key, ReplyTo: state.MessageID(in.ID),
 		Input: []byte("{not json"), Label: "the lost words", ResetsAt: clock.Now().Add(time.Minute), State: state.RetryScheduled}))
 	clock.Advance(2 * time.Hour) // past the scheduler's longest sleep
-	r.waitBot(chat, "the refusal", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the refusal", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "“the lost words” could not be sent again after the limit") &&
 			strings.Contains(m.Text, "Please send it again.")
 	})
@@ -157,7 +157,7 @@ func TestLimitRetryWithAnUnreadablePromptSaysSo(t *testing.T) {
 // user off the allow-list) does not run when it fires, and is not left
 // pending to run after a restart either.
 func TestScheduleOfAChatNoLongerAllowedDoesNotRun(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	clock := timeshift.New(time.Now())
 	r := newRig(t, func(r *rig) { r.clock = clock })
 	in := r.say(chat, alice, "/at 1m FILE not allowed any more")

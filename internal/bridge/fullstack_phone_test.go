@@ -9,15 +9,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/voice/voicefake"
 )
 
 // Voice notes, albums, forwards, replies and edits through the fake Bot
 // API, the bridge and the real CLI.
 
-var aliceUser = tgfake.User{ID: alice, FirstName: "Alice", Username: "alice"}
+var aliceUser = telegramtest.User{ID: alice, FirstName: "Alice", Username: "alice"}
 
 // lastCallWith returns the body of the last model call whose user text
 // contains marker.
@@ -47,7 +47,7 @@ func (r *rig) callsWith(text string) int {
 const voiceKey = "sk-voice-test-key-9876543210"
 
 func TestVoiceNoteThroughTheEndpoint(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	srv := voicefake.New(t, voicefake.WithKey(voiceKey), voicefake.WithTranscript(func(r voicefake.Request) string {
 		return "VOICEMARK please list the files"
 	}))
@@ -58,7 +58,7 @@ func TestVoiceNoteThroughTheEndpoint(t *testing.T) {
 	in := r.tg.UserSendsVoice(chat, aliceUser, ogg, 2, "")
 	r.finalAnswer(chat, in.ID, "VOICEMARK please list the files")
 	assert.Contains(t, r.prompts(), "(voice note, transcribed) VOICEMARK please list the files", "the transcript reached the model")
-	echo := r.waitBot(chat, "echo", func(m tgfake.Message) bool { return strings.HasPrefix(m.Text, "🎙") })
+	echo := r.waitBot(chat, "echo", func(m telegramtest.Message) bool { return strings.HasPrefix(m.Text, "🎙") })
 	assert.Equal(t, "🎙 VOICEMARK please list the files", echo.Text)
 	assert.Equal(t, in.ID, echo.ReplyTo)
 	reqs := srv.Requests()
@@ -72,7 +72,7 @@ func TestVoiceNoteThroughTheEndpoint(t *testing.T) {
 	// works once it is back.
 	srv.FailNext(1, http.StatusServiceUnavailable)
 	in2 := r.tg.UserSendsVoice(chat, aliceUser, []byte("OggS second note"), 3, "with a caption")
-	fail := r.waitBot(chat, "failure", func(m tgfake.Message) bool {
+	fail := r.waitBot(chat, "failure", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in2.ID && strings.Contains(m.Text, "Could not transcribe")
 	})
 	assert.Contains(t, fail.Text, "HTTP 503")
@@ -99,10 +99,10 @@ func TestVoiceNoteThroughTheEndpoint(t *testing.T) {
 }
 
 func TestVoiceNoteWithoutVoiceConfigSaysHowToEnableIt(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	in := r.tg.UserSendsVoice(chat, aliceUser, []byte("OggS"), 1, "")
-	r.waitBot(chat, "how to enable", func(m tgfake.Message) bool {
+	r.waitBot(chat, "how to enable", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "[voice] api_url") && strings.Contains(m.Text, "[voice] command")
 	})
 	r.sync("after the voice note")
@@ -113,7 +113,7 @@ func TestVoiceNoteWithoutVoiceConfigSaysHowToEnableIt(t *testing.T) {
 // speaks, ffmpeg makes the OGG/Opus note a phone would record, the bridge
 // converts it back to WAV with ffmpeg and pocketsphinx transcribes it.
 func TestVoiceNoteThroughALocalCommand(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	ogg := voicefake.SpokenOGG(t, "seven three nine")
 	argv := voicefake.PocketsphinxCommand(t)
 	r := newRig(t, withConfig(func(c *config.Config) { c.Voice.Command, c.Voice.FFmpeg = argv, "ffmpeg" }))
@@ -129,9 +129,9 @@ func TestVoiceNoteThroughALocalCommand(t *testing.T) {
 }
 
 func TestAlbumOfThreePhotosIsOneRequest(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
-	items := []tgfake.AlbumItem{{Photo: noisePNG(t, 20, 20)}, {Photo: noisePNG(t, 30, 20)}, {Photo: noisePNG(t, 20, 30)}}
+	items := []telegramtest.AlbumItem{{Photo: noisePNG(t, 20, 20)}, {Photo: noisePNG(t, 30, 20)}, {Photo: noisePNG(t, 20, 30)}}
 	parts := r.tg.UserSendsAlbum(chat, aliceUser, items, "ALBUMMARK which one is best?")
 	// The CLI adds a text block naming each image after it, which the
 	// fake model echoes; the request itself is what counts.
@@ -143,12 +143,12 @@ func TestAlbumOfThreePhotosIsOneRequest(t *testing.T) {
 }
 
 func TestForwardsAndACommentAreOnePrompt(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	date := time.Date(2025, 5, 6, 7, 8, 0, 0, time.UTC)
-	f1 := r.tg.UserSends(chat, aliceUser, "the build is red again", tgfake.Forwarded(tgfake.ForwardOrigin{
-		Type: "user", Date: date, SenderUser: tgfake.User{ID: 77, FirstName: "Bob", Username: "bob"}}))
-	r.tg.UserSends(chat, aliceUser, "it fails on arm64 only", tgfake.Forwarded(tgfake.ForwardOrigin{Type: "hidden_user", SenderUserName: "Carol", Date: date}))
+	f1 := r.tg.UserSends(chat, aliceUser, "the build is red again", telegramtest.Forwarded(telegramtest.ForwardOrigin{
+		Type: "user", Date: date, SenderUser: telegramtest.User{ID: 77, FirstName: "Bob", Username: "bob"}}))
+	r.tg.UserSends(chat, aliceUser, "it fails on arm64 only", telegramtest.Forwarded(telegramtest.ForwardOrigin{Type: "hidden_user", SenderUserName: "Carol", Date: date}))
 	r.tg.UserSends(chat, aliceUser, "FWDMARK can you look?")
 	r.finalAnswer(chat, f1.ID, "forwarded 2 messages") // the fake model echoes the start
 	require.Len(t, r.claude.API.ModelCalls(), 1, "one prompt for the forwards and the comment")
@@ -160,33 +160,33 @@ func TestForwardsAndACommentAreOnePrompt(t *testing.T) {
 }
 
 func TestReplyCarriesItsQuote(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	first := r.say(chat, alice, "the deploy window is at noon, and the rollback plan is ready")
 	answer := r.finalAnswer(chat, first.ID, "echo: the deploy window")
-	in := r.tg.UserSends(chat, aliceUser, "QUOTEMARK move it to two", tgfake.ReplyingTo(answer.ID), tgfake.Quoting("the deploy window is at noon"))
+	in := r.tg.UserSends(chat, aliceUser, "QUOTEMARK move it to two", telegramtest.ReplyingTo(answer.ID), telegramtest.Quoting("the deploy window is at noon"))
 	r.finalAnswer(chat, in.ID, "QUOTEMARK")
 	assert.Contains(t, r.prompts(),
 		"[The user is replying to this part of your (Claude's) earlier message, as untether showed it: “the deploy window is at noon”]\n\nQUOTEMARK move it to two")
 
-	in3 := r.tg.UserSends(chat, aliceUser, "QUOTETHREE really?", tgfake.ReplyingTo(answer.ID))
+	in3 := r.tg.UserSends(chat, aliceUser, "QUOTETHREE really?", telegramtest.ReplyingTo(answer.ID))
 	r.finalAnswer(chat, in3.ID, "QUOTETHREE")
 	assert.Contains(t, r.prompts(), "[The user is replying to your (Claude's) earlier message, as untether showed it: "+
 		"“echo: the deploy window is at noon, and the rollback plan is ready”]\n\nQUOTETHREE really?", "without the answer's ⏱ footer")
 
-	in2 := r.tg.UserSends(chat, aliceUser, "QUOTETWO and this?", tgfake.ReplyingTo(first.ID))
+	in2 := r.tg.UserSends(chat, aliceUser, "QUOTETWO and this?", telegramtest.ReplyingTo(first.ID))
 	r.finalAnswer(chat, in2.ID, "QUOTETWO")
 	assert.Contains(t, r.prompts(),
 		"[The user is replying to their own earlier message: “the deploy window is at noon, and the rollback plan is ready”]\n\nQUOTETWO and this?")
 }
 
 func TestEditedMessageIsNotSilentlyResent(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	in := r.say(chat, alice, "rename the fucntion")
 	r.finalAnswer(chat, in.ID, "echo: rename the fucntion")
 	r.tg.UserEdits(chat, in.ID, "EDITMARK rename the function")
-	notice := r.waitBot(chat, "edit notice", func(m tgfake.Message) bool {
+	notice := r.waitBot(chat, "edit notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "You edited this message")
 	})
 	r.sync("after the edit")
@@ -207,10 +207,10 @@ func TestAlbumInAMentionGroupKeepsEveryPart(t *testing.T) {
 	r := newRig(t, withGroup(config.GroupTriggerMention))
 	r.addTeam()
 	caption, mention := mentioning("GROUPALBUM compare these")
-	first := r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 20, 20), caption, mention, tgfake.InAlbum("g1"))
-	r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 30, 20), "", tgfake.InAlbum("g1"))
-	r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 20, 30), "", tgfake.InAlbum("g1"))
-	r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 20, 30), "", tgfake.InAlbum("other"))
+	first := r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 20, 20), caption, mention, telegramtest.InAlbum("g1"))
+	r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 30, 20), "", telegramtest.InAlbum("g1"))
+	r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 20, 30), "", telegramtest.InAlbum("g1"))
+	r.tg.UserSendsPhoto(team, aliceUser, noisePNG(t, 20, 30), "", telegramtest.InAlbum("other"))
 	r.finalAnswer(team, first.ID, "echo:")
 	body := r.lastCallWith("GROUPALBUM")
 	assert.Equal(t, 3, strings.Count(body, `"type":"image"`), "every part of the album, and only those")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // A progress message whose send has not got through when the answer goes
@@ -16,10 +16,10 @@ import (
 // never sent: the answer alone ends the turn, as for a quick one, and no
 // summary of work nobody saw is posted afterwards.
 func TestProgressNotShownBeforeTheAnswerIsNeverSent(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	var answered, refused atomic.Bool
-	stop := r.tg.FailWhen(func(c tgfake.Call) bool {
+	stop := r.tg.FailWhen(func(c telegramtest.Call) bool {
 		if c.Method != "sendMessage" {
 			return false
 		}
@@ -32,7 +32,7 @@ func TestProgressNotShownBeforeTheAnswerIsNeverSent(t *testing.T) {
 			refused.Store(true)
 		}
 		return hit
-	}, tgfake.Fault{Code: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1})
+	}, telegramtest.Fault{Code: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1})
 	defer stop()
 	in := r.say(chat, alice, "STEADY please")
 	r.finalAnswer(chat, in.ID, "steady words")

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/timeshift"
 )
 
@@ -21,7 +21,7 @@ import (
 // it, and the group's messages go on running where they did. Alice's
 // private chat, which it lists, works there.
 func TestProjectClosedToAChatIsNoWayIn(t *testing.T) {
-	const forum = tgfake.ChatID(-1002500)
+	const forum = telegramtest.ChatID(-1002500)
 	secret, open := realDir(t), realDir(t)
 	r := newRig(t, withProjects(map[string]config.Project{
 		"secret": {Path: secret, AllowedChatIDs: []int64{int64(alice)}},
@@ -30,7 +30,7 @@ func TestProjectClosedToAChatIsNoWayIn(t *testing.T) {
 		c.Telegram.AllowedChatIDs = []int64{int64(forum)}
 		c.Telegram.GroupTrigger = config.GroupTriggerAll
 	}))
-	r.tg.AddChat(tgfake.Chat{ID: forum, Type: tgfake.Supergroup, Title: "work", IsForum: true, BotCanManageTopics: true})
+	r.tg.AddChat(telegramtest.Chat{ID: forum, Type: telegramtest.Supergroup, Title: "work", IsForum: true, BotCanManageTopics: true})
 
 	menu := r.command(forum, "/project", "Choose a project")
 	assert.NotContains(t, menu.Text, "secret", "not listed")
@@ -46,7 +46,7 @@ func TestProjectClosedToAChatIsNoWayIn(t *testing.T) {
 	assert.Empty(t, r.tg.Topics(), "no topic made for it")
 	r.command(forum, "/topic open", "Made the topic open")
 
-	private := tgfake.ChatID(alice)
+	private := telegramtest.ChatID(alice)
 	r.command(private, "/project secret", "This chat works in secret")
 	r.ask(private, "in the secret project")
 	assert.True(t, ranIn(r.callFor("in the secret project"), secret))
@@ -57,7 +57,7 @@ func TestProjectClosedToAChatIsNoWayIn(t *testing.T) {
 // the session it had there is refused, and a prompt a limit rejected
 // there is not sent again when the limit resets.
 func TestClosingAProjectMovesItsChatsOut(t *testing.T) {
-	private := tgfake.ChatID(alice)
+	private := telegramtest.ChatID(alice)
 	secret := realDir(t)
 	clock := timeshift.New(time.Now())
 	reset := time.Now().Add(time.Hour)
@@ -71,7 +71,7 @@ func TestClosingAProjectMovesItsChatsOut(t *testing.T) {
 	r.command(private, "/project secret", "This chat works in secret")
 	r.ask(private, "first in secret")
 	limited := r.say(private, alice, "LIMITED in secret")
-	notice := r.waitBot(private, "the limit's notice", func(m tgfake.Message) bool {
+	notice := r.waitBot(private, "the limit's notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == limited.ID && strings.Contains(m.Text, "will be sent again at")
 	})
 
@@ -88,14 +88,14 @@ func TestClosingAProjectMovesItsChatsOut(t *testing.T) {
 	r.b.Reload(&cfg)
 
 	clock.Advance(2 * time.Hour)
-	r.waitBot(private, "the retry is dropped", func(m tgfake.Message) bool {
+	r.waitBot(private, "the retry is dropped", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "“LIMITED in secret” was not sent again after the limit: its project secret is not open to this chat")
 	})
-	r.waitBot(private, "its notice says so", func(m tgfake.Message) bool { return m.ID == notice.ID && len(m.Keyboard) == 0 })
+	r.waitBot(private, "its notice says so", func(m telegramtest.Message) bool { return m.ID == notice.ID && len(m.Keyboard) == 0 })
 	assert.Equal(t, 1, modelCallsWith(r.claude.API, "LIMITED in secret"), "rejected once, never sent again")
 
 	r.ask(private, "where now?")
-	r.waitBot(private, "told", func(m tgfake.Message) bool {
+	r.waitBot(private, "told", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "The project secret is no longer open to this chat (projects.secret.allowed_chat_ids), so this chat works in default now")
 	})
 	assert.True(t, ranIn(r.callFor("where now?"), r.claude.Workdir))
@@ -110,7 +110,7 @@ func TestClosingAProjectMovesItsChatsOut(t *testing.T) {
 	}
 	require.NotEmpty(t, resume, "the session it had there is listed: %s", list.Text)
 	r.tg.UserPresses(private, list.ID, resume)
-	r.waitBot(private, "Resume refused", func(m tgfake.Message) bool {
+	r.waitBot(private, "Resume refused", func(m telegramtest.Message) bool {
 		return m.ID == list.ID && strings.Contains(m.Text, "Project secret is not open to this chat")
 	})
 	r.ask(private, "after the refusal")

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/fakeapi"
 	"github.com/untether/untether/internal/runner/sshtest"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // Projects through the whole stack: the fake Bot API, the bridge, and the
@@ -41,17 +41,17 @@ func ranIn(call fakeapi.Request, dir string) bool {
 }
 
 // ask sends text and waits for its answer.
-func (r *rig) ask(chat tgfake.ChatID, text string, opts ...tgfake.UserOption) tgfake.Message {
+func (r *rig) ask(chat telegramtest.ChatID, text string, opts ...telegramtest.UserOption) telegramtest.Message {
 	r.t.Helper()
-	in := r.tg.UserSends(chat, tgfake.User{ID: alice, FirstName: "Alice", Username: "alice"}, text, opts...)
+	in := r.tg.UserSends(chat, telegramtest.User{ID: alice, FirstName: "Alice", Username: "alice"}, text, opts...)
 	return r.finalAnswer(chat, in.ID, "echo: "+text)
 }
 
 // command sends a command and waits for the bot's reply to it.
-func (r *rig) command(chat tgfake.ChatID, text string, contains string, opts ...tgfake.UserOption) tgfake.Message {
+func (r *rig) command(chat telegramtest.ChatID, text string, contains string, opts ...telegramtest.UserOption) telegramtest.Message {
 	r.t.Helper()
-	in := r.tg.UserSends(chat, tgfake.User{ID: alice, FirstName: "Alice", Username: "alice"}, text, opts...)
-	return r.waitBot(chat, "reply to "+text, func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, contains) })
+	in := r.tg.UserSends(chat, telegramtest.User{ID: alice, FirstName: "Alice", Username: "alice"}, text, opts...)
+	return r.waitBot(chat, "reply to "+text, func(m telegramtest.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, contains) })
 }
 
 // realDir is a temporary directory with symlinks resolved, as the CLI
@@ -78,7 +78,7 @@ func withProjects(projects map[string]config.Project, mutate ...func(*config.Con
 // lists them with Resume buttons, a busy chat is not switched, and
 // mistakes are answered.
 func TestProjectsSwitchAndComeBack(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	beta, gone := realDir(t), realDir(t)
 	r := newRig(t, withProjects(map[string]config.Project{
 		"beta": {Path: beta, Description: "the second repository"},
@@ -123,7 +123,7 @@ func TestProjectsSwitchAndComeBack(t *testing.T) {
 
 	// Back to alpha with the menu's button: its session resumes.
 	r.tg.UserPresses(chat, menu.ID, buttonData(menu, "default"))
-	r.waitBot(chat, "switched back", func(m tgfake.Message) bool {
+	r.waitBot(chat, "switched back", func(m telegramtest.Message) bool {
 		return m.ID == menu.ID && strings.Contains(m.Text, "resumes its session")
 	})
 	r.ask(chat, "back in alpha")
@@ -164,7 +164,7 @@ func TestProjectsSwitchAndComeBack(t *testing.T) {
 		}
 	}
 	r.tg.UserPresses(chat, list.ID, resume)
-	r.waitBot(chat, "resumed", func(m tgfake.Message) bool { return m.ID == list.ID && strings.Contains(m.Text, "Resuming") })
+	r.waitBot(chat, "resumed", func(m telegramtest.Message) bool { return m.ID == list.ID && strings.Contains(m.Text, "Resuming") })
 	r.ask(chat, "after resume")
 	assert.True(t, r.callFor("after resume").AnyUserContains("REMEMBER apple in alpha"), "the old session came back")
 	assert.Equal(t, alphaSession, r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)}))
@@ -175,7 +175,7 @@ func TestProjectsSwitchAndComeBack(t *testing.T) {
 	cfg.Projects = map[string]config.Project{}
 	r.b.Reload(&cfg)
 	in := r.say(chat, alice, "where am I now?")
-	r.waitBot(chat, "removal notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "removal notice", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "The project beta is no longer in untether's configuration, so this chat works in default now.")
 	})
 	r.finalAnswer(chat, in.ID, "echo: where am I now?")
@@ -213,7 +213,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 // worktree that disappears is reported, never replaced by the main
 // checkout.
 func TestBranchWorktree(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	repo := gitRepo(t)
 	r := newRig(t, withProjects(map[string]config.Project{"repo": {Path: repo}}, func(c *config.Config) {
 		c.Telegram.DefaultProject = "repo"
@@ -246,7 +246,9 @@ func TestBranchWorktree(t *testing.T) {
 
 	// The existing worktree is taken as it is, from the list's button.
 	r.tg.UserPresses(chat, list.ID, buttonData(list, "feature"))
-	r.waitBot(chat, "back in the worktree", func(m tgfake.Message) bool { return m.ID == list.ID && strings.Contains(m.Text, "resumes its session") })
+	r.waitBot(chat, "back in the worktree", func(m telegramtest.Message) bool {
+		return m.ID == list.ID && strings.Contains(m.Text, "resumes its session")
+	})
 	assert.FileExists(t, filepath.Join(wt, "draft.txt"), "nothing was reset")
 
 	// The worktree disappears: the next start says so and does not run
@@ -268,7 +270,7 @@ func TestBranchWorktree(t *testing.T) {
 // project's directory (the CLI run by hand, outside untether) is picked up
 // by /continue, and the answer shows how to take it back.
 func TestContinueFromTerminal(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	r.ask(chat, "an earlier phone session")
 
@@ -297,7 +299,7 @@ func TestContinueFromTerminal(t *testing.T) {
 // repository, one on another host through ssh. An unbound topic uses
 // topic_default_project, and /project inside a topic binds it.
 func TestForumTopicsAsWorkspaces(t *testing.T) {
-	const forum, locked = tgfake.ChatID(-100700), tgfake.ChatID(-100701)
+	const forum, locked = telegramtest.ChatID(-100700), telegramtest.ChatID(-100701)
 	repo := gitRepo(t)
 	ssh := sshtest.Start(t)
 	far := realDir(t)
@@ -309,11 +311,11 @@ func TestForumTopicsAsWorkspaces(t *testing.T) {
 		c.Telegram.GroupTrigger = config.GroupTriggerAll
 		c.Telegram.TopicDefaultProject = "repo"
 	}))
-	r.tg.AddChat(tgfake.Chat{ID: forum, Type: tgfake.Supergroup, Title: "work", IsForum: true, BotCanManageTopics: true})
-	r.tg.AddChat(tgfake.Chat{ID: locked, Type: tgfake.Supergroup, Title: "locked", IsForum: true})
+	r.tg.AddChat(telegramtest.Chat{ID: forum, Type: telegramtest.Supergroup, Title: "work", IsForum: true, BotCanManageTopics: true})
+	r.tg.AddChat(telegramtest.Chat{ID: locked, Type: telegramtest.Supergroup, Title: "locked", IsForum: true})
 	unbound := r.tg.AddTopic(forum)
 
-	made := map[string]tgfake.ThreadID{}
+	made := map[string]telegramtest.ThreadID{}
 	for _, tc := range []struct{ args, name string }{{"default", "default"}, {"repo feature", "repo · feature"}, {"far", "far"}} {
 		r.command(forum, "/topic "+tc.args, "Made the topic "+tc.name)
 		for _, topic := range r.tg.Topics() {
@@ -322,7 +324,7 @@ func TestForumTopicsAsWorkspaces(t *testing.T) {
 			}
 		}
 		require.NotZero(t, made[tc.name], "createForumTopic made %q", tc.name)
-		r.waitBot(forum, "welcome in the topic", func(m tgfake.Message) bool {
+		r.waitBot(forum, "welcome in the topic", func(m telegramtest.Message) bool {
 			return m.Thread == made[tc.name] && strings.Contains(m.Text, "This topic works in "+tc.name)
 		})
 	}
@@ -330,7 +332,7 @@ func TestForumTopicsAsWorkspaces(t *testing.T) {
 	assert.Contains(t, gitIn(t, repo, "worktree", "list"), wt)
 
 	for _, tc := range []struct {
-		topic tgfake.ThreadID
+		topic telegramtest.ThreadID
 		text  string
 		dir   string
 	}{
@@ -339,16 +341,16 @@ func TestForumTopicsAsWorkspaces(t *testing.T) {
 		{made["far"], "in the remote topic", far},
 		{unbound, "in an unbound topic", repo},
 	} {
-		answer := r.ask(forum, tc.text, tgfake.InTopic(tc.topic))
+		answer := r.ask(forum, tc.text, telegramtest.InTopic(tc.topic))
 		assert.Equal(t, tc.topic, answer.Thread)
 		assert.True(t, ranIn(r.callFor(tc.text), tc.dir), "%q ran in %s", tc.text, tc.dir)
 	}
 
-	r.command(forum, "/project far", "This topic works in far", tgfake.InTopic(unbound))
-	r.ask(forum, "bound to far now", tgfake.InTopic(unbound))
+	r.command(forum, "/project far", "This topic works in far", telegramtest.InTopic(unbound))
+	r.ask(forum, "bound to far now", telegramtest.InTopic(unbound))
 	assert.True(t, ranIn(r.callFor("bound to far now"), far))
 
 	r.command(locked, "/topic repo", "I may not create topics in this group")
-	r.command(tgfake.ChatID(alice), "/topic repo", "works only there")
+	r.command(telegramtest.ChatID(alice), "/topic repo", "works only there")
 	assert.Len(t, r.tg.Topics(), 3, "no topic made where it was refused")
 }

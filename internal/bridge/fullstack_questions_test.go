@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // Full-stack tests of AskUserQuestion: multi-select toggles, several
@@ -54,7 +54,7 @@ func (r *rig) answersReceived() string {
 
 // press presses the button whose text contains label on message id, failing
 // when the current message has no such button.
-func (r *rig) press(chat tgfake.ChatID, id tgfake.MessageID, label string) {
+func (r *rig) press(chat telegramtest.ChatID, id telegramtest.MessageID, label string) {
 	r.t.Helper()
 	m, ok := r.tg.Snapshot().Message(chat, id)
 	require.True(r.t, ok)
@@ -64,9 +64,9 @@ func (r *rig) press(chat tgfake.ChatID, id tgfake.MessageID, label string) {
 }
 
 // waitButton waits until message id shows a button whose text contains label.
-func (r *rig) waitButton(chat tgfake.ChatID, id tgfake.MessageID, label string) tgfake.Message {
+func (r *rig) waitButton(chat telegramtest.ChatID, id telegramtest.MessageID, label string) telegramtest.Message {
 	r.t.Helper()
-	return r.waitBot(chat, "button "+label, func(m tgfake.Message) bool { return m.ID == id && buttonData(m, label) != "" })
+	return r.waitBot(chat, "button "+label, func(m telegramtest.Message) bool { return m.ID == id && buttonData(m, label) != "" })
 }
 
 // waitQuestionSent waits until the bridge knows the open question's message
@@ -80,15 +80,15 @@ func (r *rig) waitQuestionSent() {
 	}, wait, 10*time.Millisecond)
 }
 
-func (r *rig) decided(chat tgfake.ChatID, id tgfake.MessageID) tgfake.Message {
+func (r *rig) decided(chat telegramtest.ChatID, id telegramtest.MessageID) telegramtest.Message {
 	r.t.Helper()
-	return r.waitBot(chat, "decided question", func(m tgfake.Message) bool {
+	return r.waitBot(chat, "decided question", func(m telegramtest.Message) bool {
 		return m.ID == id && len(m.Keyboard) == 0 && strings.Contains(m.Text, "Answered")
 	})
 }
 
 func TestQuestionMultiSelect(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withQuestionScript())
 	in := r.say(chat, alice, "ASKMULTI toppings")
 	q := r.approvalMessage(chat, "Which toppings")
@@ -115,7 +115,7 @@ func TestQuestionMultiSelect(t *testing.T) {
 }
 
 func TestQuestionSeveralAskedInTurn(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withQuestionScript())
 	in := r.say(chat, alice, "ASKTWO please")
 	q := r.approvalMessage(chat, "Which colour")
@@ -139,13 +139,13 @@ func TestQuestionSeveralAskedInTurn(t *testing.T) {
 }
 
 func TestQuestionReplyIsTheOtherAnswer(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	t.Run("single select", func(t *testing.T) {
 		r := newRig(t)
 		in := r.say(chat, alice, "ASKME which colour")
 		q := r.approvalMessage(chat, "Which colour")
 		r.waitQuestionSent()
-		r.tg.UserSends(chat, tgfake.User{ID: alice, FirstName: "Alice", Username: "alice"}, "Green with stripes", tgfake.ReplyingTo(q.ID))
+		r.tg.UserSends(chat, telegramtest.User{ID: alice, FirstName: "Alice", Username: "alice"}, "Green with stripes", telegramtest.ReplyingTo(q.ID))
 		r.finalAnswer(chat, in.ID, "Thanks, going with your answer.")
 		assert.Contains(t, r.answersReceived(), `"Which colour should the button be?"="Green with stripes"`)
 		m := r.decided(chat, q.ID)
@@ -164,7 +164,7 @@ func TestQuestionReplyIsTheOtherAnswer(t *testing.T) {
 		q := r.approvalMessage(chat, "Which toppings")
 		r.press(chat, q.ID, "☐ Cheese")
 		r.waitButton(chat, q.ID, "☑ Cheese")
-		r.tg.UserSends(chat, tgfake.User{ID: alice, FirstName: "Alice", Username: "alice"}, "Pineapple", tgfake.ReplyingTo(q.ID))
+		r.tg.UserSends(chat, telegramtest.User{ID: alice, FirstName: "Alice", Username: "alice"}, "Pineapple", telegramtest.ReplyingTo(q.ID))
 		r.finalAnswer(chat, in.ID, "Thanks, noted the toppings.")
 		assert.Contains(t, r.answersReceived(), `"Which toppings do you want?"="Cheese, Pineapple"`)
 	})
@@ -172,7 +172,7 @@ func TestQuestionReplyIsTheOtherAnswer(t *testing.T) {
 
 // TestQuestionSkipped: Skip answers nothing and tells Claude so.
 func TestQuestionSkipped(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	in := r.say(chat, alice, "ASKME which colour")
 	q := r.approvalMessage(chat, "Which colour")

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // journaledFor reports whether an undelivered message to key holding text
@@ -33,7 +33,7 @@ func (r *rig) journaledFor(key state.ChatKey, text string) bool {
 // but only to chats the config still serves: a group taken off
 // allowed_chat_ids meanwhile gets nothing, and its entry is dropped.
 func TestRestartSendsNothingLeftForAChatNoLongerAllowed(t *testing.T) {
-	private := tgfake.ChatID(alice)
+	private := telegramtest.ChatID(alice)
 	serving := func(groups ...int64) func(*config.Config) {
 		return func(c *config.Config) {
 			c.Claude.Binary = os.Args[0]
@@ -45,9 +45,9 @@ func TestRestartSendsNothingLeftForAChatNoLongerAllowed(t *testing.T) {
 	r := newRig(t, withConfig(serving(int64(team))))
 	r.addTeam()
 	r.ask(team, "warm up") // the group's CLI is up
-	stop := r.tg.FailWhen(func(c tgfake.Call) bool {
+	stop := r.tg.FailWhen(func(c telegramtest.Call) bool {
 		return c.Method == "sendMessage" && (c.Chat == team || c.Chat == private)
-	}, tgfake.Fault{Code: http.StatusInternalServerError, Description: "Internal Server Error"})
+	}, telegramtest.Fault{Code: http.StatusInternalServerError, Description: "Internal Server Error"})
 	r.say(team, alice, "for the group")
 	r.say(private, alice, "for alice")
 	groupKey, aliceKey := state.ChatKey{Chat: state.ChatID(team)}, state.ChatKey{Chat: state.ChatID(alice)}
@@ -59,7 +59,7 @@ func TestRestartSendsNothingLeftForAChatNoLongerAllowed(t *testing.T) {
 
 	r.mutate = serving() // the group is no longer served
 	r.start()
-	r.waitBot(private, "alice's answer, sent after the restart", func(m tgfake.Message) bool {
+	r.waitBot(private, "alice's answer, sent after the restart", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "echo: for alice")
 	})
 	// A journaled send is acked once it is delivered, or dropped: either

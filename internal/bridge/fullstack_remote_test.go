@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/fakeapi"
 	"github.com/untether/untether/internal/runner/sshtest"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // remoteCLI finds the CLI of session id on the test's "other host" (this
@@ -66,7 +66,7 @@ func ancestors(pid int) []int {
 // whose remote CLI ends, and the next message resumes; /new leaves nothing
 // running over there.
 func TestRemoteProjectOverSSH(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	srv := sshtest.Start(t)
 	far := realDir(t)
@@ -99,7 +99,7 @@ func TestRemoteProjectOverSSH(t *testing.T) {
 	r.streaming(chat, in.ID, "slow answer")
 	require.NoError(t, syscall.Kill(ssh, syscall.SIGKILL))
 	killed := time.Now()
-	r.waitBot(chat, "crash notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "crash notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "stopped unexpectedly")
 	})
 	require.Eventually(t, func() bool { p, _ := remoteCLI(t, r.claude.Binary, session); return p == 0 }, wait, 50*time.Millisecond,

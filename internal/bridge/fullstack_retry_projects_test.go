@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/timeshift"
 )
 
@@ -22,7 +22,7 @@ import (
 // retry whose project the config dropped meanwhile is not sent anywhere:
 // the chat is told, and the retry is dropped.
 func TestLimitRetryGoesBackToItsProject(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	beta := realDir(t)
 	clock := timeshift.New(time.Now())
@@ -39,17 +39,17 @@ func TestLimitRetryGoesBackToItsProject(t *testing.T) {
 
 	r.ask(chat, "REMEMBER pear in default")
 	in := r.say(chat, alice, "LIMITED in default")
-	r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the limit's notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "will be sent again")
 	})
 	r.command(chat, "/project beta", "starts a new session")
 	gone := r.say(chat, alice, "GONE in beta")
-	goneNotice := r.waitBot(chat, "beta's limit notice", func(m tgfake.Message) bool {
+	goneNotice := r.waitBot(chat, "beta's limit notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == gone.ID && strings.Contains(m.Text, "will be sent again")
 	})
 
 	clock.Advance(time.Hour)
-	back := r.waitBot(chat, "the switch back", func(m tgfake.Message) bool { return strings.Contains(m.Text, "goes again in") })
+	back := r.waitBot(chat, "the switch back", func(m telegramtest.Message) bool { return strings.Contains(m.Text, "goes again in") })
 	assert.Contains(t, back.Text, "⏰ “LIMITED in default” goes again in default, where the limit stopped it, so this chat works there now: "+alpha)
 	r.finalAnswer(chat, in.ID, "echo: LIMITED in default")
 	var again []bool
@@ -67,11 +67,11 @@ func TestLimitRetryGoesBackToItsProject(t *testing.T) {
 	cfg.Projects = map[string]config.Project{}
 	r.b.Reload(&cfg)
 	clock.Advance(time.Hour)
-	r.waitBot(chat, "the refusal", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the refusal", func(m telegramtest.Message) bool {
 		return m.ReplyTo == gone.ID && strings.Contains(m.Text,
 			"“GONE in beta” was not sent again after the limit: its project beta is no longer in untether's configuration.")
 	})
-	r.waitBot(chat, "the notice says dropped", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the notice says dropped", func(m telegramtest.Message) bool {
 		return m.ID == goneNotice.ID && strings.Contains(m.Text, "will not be sent again")
 	})
 	assert.Equal(t, 1, modelCallsWith(r.claude.API, "GONE in beta"), "never sent anywhere else")
@@ -86,7 +86,7 @@ func TestLimitRetryGoesBackToItsProject(t *testing.T) {
 // the project they were sent in; the retry waits for their turn, then
 // switches the chat back and goes out there.
 func TestLimitRetryWaitsForForwardsBeingCollected(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	beta := realDir(t)
 	clock := timeshift.New(time.Now())
 	reset := time.Now().Add(time.Hour)
@@ -101,18 +101,18 @@ func TestLimitRetryWaitsForForwardsBeingCollected(t *testing.T) {
 	alpha := r.claude.Workdir
 
 	in := r.say(chat, alice, "LIMITED in default")
-	r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the limit's notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "will be sent again")
 	})
 	r.command(chat, "/project beta", "starts a new session")
-	fwd := r.tg.UserSends(chat, aliceUser, "FWDMARK the build is red", tgfake.Forwarded(tgfake.ForwardOrigin{
-		Type: "user", Date: time.Date(2025, 5, 6, 7, 8, 0, 0, time.UTC), SenderUser: tgfake.User{ID: 77, FirstName: "Bob"}}))
+	fwd := r.tg.UserSends(chat, aliceUser, "FWDMARK the build is red", telegramtest.Forwarded(telegramtest.ForwardOrigin{
+		Type: "user", Date: time.Date(2025, 5, 6, 7, 8, 0, 0, time.UTC), SenderUser: telegramtest.User{ID: 77, FirstName: "Bob"}}))
 	r.command(chat, "/status", "Project: beta") // the chat took the forward in before this
 	calls := len(r.claude.API.ModelCalls())
 
 	clock.Advance(time.Hour)
 	r.finalAnswer(chat, fwd.ID, "forwarded 1 message")
-	r.waitBot(chat, "the switch back", func(m tgfake.Message) bool { return strings.Contains(m.Text, "goes again in default") })
+	r.waitBot(chat, "the switch back", func(m telegramtest.Message) bool { return strings.Contains(m.Text, "goes again in default") })
 	r.finalAnswer(chat, in.ID, "echo: LIMITED in default")
 	after := r.claude.API.ModelCalls()[calls:]
 	require.Len(t, after, 2)

@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/timeshift"
 )
 
@@ -47,7 +47,7 @@ func modelCallsWith(api *fakeapi.Server, prompt string) int {
 // sent again at the reset, three seconds ahead; it is, by itself, and the
 // answer arrives as a reply to the user's message.
 func TestLimitRetryAuto(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	reset := time.Now().Add(3 * time.Second)
 	r := newRig(t, func(r *rig) {
 		r.claude = claudetest.New(r.t, limitScript(map[string]time.Time{"LIMITED": reset}), claudetest.WithOAuthToken("sk-ant-oat01-fake"))
@@ -56,7 +56,7 @@ func TestLimitRetryAuto(t *testing.T) {
 		c.Claude.RetryAfterLimit = config.RetryAuto
 	}))
 	in := r.say(chat, alice, "LIMITED please")
-	notice := r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
+	notice := r.waitBot(chat, "the limit's notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "limit reached;")
 	})
 	assert.Contains(t, notice.Text, "⛔ 5-hour limit reached; resets at "+render.FormatWhen(reset.UTC(), time.Now()))
@@ -67,7 +67,7 @@ func TestLimitRetryAuto(t *testing.T) {
 	r.finalAnswer(chat, in.ID, "echo: LIMITED please")
 	assert.False(t, time.Now().Before(reset.Truncate(time.Second)), "not sent again before the reset (whole seconds on the wire)")
 	assert.Equal(t, 2, modelCallsWith(r.claude.API, "LIMITED please"), "rejected once, answered once")
-	r.waitBot(chat, "the notice says it was sent", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the notice says it was sent", func(m telegramtest.Message) bool {
 		return m.ID == notice.ID && strings.Contains(m.Text, "was sent again") && len(m.Keyboard) == 0
 	})
 }
@@ -76,7 +76,7 @@ func TestLimitRetryAuto(t *testing.T) {
 // waiting prompt survives a restart, and ⏰ Retry pressed after it sends it
 // again at the reset. ✖️ Drop on another one means it is never sent.
 func TestLimitRetryAskSurvivesRestart(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	clock := timeshift.New(time.Now())
 	reset := time.Now().Add(time.Hour)
 	r := newRig(t, func(r *rig) {
@@ -84,7 +84,7 @@ func TestLimitRetryAskSurvivesRestart(t *testing.T) {
 		r.claude = claudetest.New(r.t, limitScript(map[string]time.Time{"LIMITED": reset, "DROPME": reset.Add(2 * time.Hour)}), claudetest.WithOAuthToken("sk-ant-oat01-fake"))
 	}, withConfig(func(c *config.Config) { c.Telegram.Timezone = "UTC" }))
 	in := r.say(chat, alice, "LIMITED please")
-	notice := r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
+	notice := r.waitBot(chat, "the limit's notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && buttonData(m, "Retry at "+reset.UTC().Format("15:04")) != ""
 	})
 	assert.Contains(t, notice.Text, "Claude did not answer “LIMITED please”")
@@ -96,7 +96,7 @@ func TestLimitRetryAskSurvivesRestart(t *testing.T) {
 	r.stop()
 	r.start()
 	r.tg.UserPresses(chat, notice.ID, buttonData(notice, "Retry"))
-	r.waitBot(chat, "the notice says it will retry", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the notice says it will retry", func(m telegramtest.Message) bool {
 		return m.ID == notice.ID && strings.Contains(m.Text, "(⏰ chosen by @alice)") && buttonData(m, "Drop") != "" &&
 			buttonData(m, "Retry") == ""
 	})
@@ -105,9 +105,9 @@ func TestLimitRetryAskSurvivesRestart(t *testing.T) {
 	r.finalAnswer(chat, in.ID, "echo: LIMITED please")
 
 	drop := r.say(chat, alice, "DROPME later")
-	dn := r.waitBot(chat, "another notice", func(m tgfake.Message) bool { return m.ReplyTo == drop.ID && buttonData(m, "Drop") != "" })
+	dn := r.waitBot(chat, "another notice", func(m telegramtest.Message) bool { return m.ReplyTo == drop.ID && buttonData(m, "Drop") != "" })
 	r.tg.UserPresses(chat, dn.ID, buttonData(dn, "Drop"))
-	r.waitBot(chat, "dropped", func(m tgfake.Message) bool {
+	r.waitBot(chat, "dropped", func(m telegramtest.Message) bool {
 		return m.ID == dn.ID && strings.Contains(m.Text, "Dropped by @alice") && len(m.Keyboard) == 0
 	})
 	clock.Advance(3 * time.Hour) // past DROPME's reset
@@ -123,7 +123,7 @@ func TestLimitRetryAskSurvivesRestart(t *testing.T) {
 // retry_after_limit = "off": the notice only says when the limit resets;
 // nothing is kept to send again.
 func TestLimitRetryOff(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	reset := time.Now().Add(time.Hour)
 	r := newRig(t, func(r *rig) {
 		r.claude = claudetest.New(r.t, limitScript(map[string]time.Time{"LIMITED": reset}), claudetest.WithOAuthToken("sk-ant-oat01-fake"))
@@ -132,7 +132,7 @@ func TestLimitRetryOff(t *testing.T) {
 		c.Claude.RetryAfterLimit = config.RetryOff
 	}))
 	in := r.say(chat, alice, "LIMITED please")
-	notice := r.waitBot(chat, "the limit's notice", func(m tgfake.Message) bool {
+	notice := r.waitBot(chat, "the limit's notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "limit reached;")
 	})
 	assert.Contains(t, notice.Text, "resets at "+render.FormatWhen(reset.UTC(), time.Now()))

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/timeshift"
 )
 
@@ -21,7 +21,7 @@ import (
 // obeys the project's budget: the first run uses it up, and the second
 // entry's run is refused without reaching the model.
 func TestScheduleRunsInItsProject(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	beta := realDir(t)
 	day := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
@@ -43,9 +43,9 @@ func TestScheduleRunsInItsProject(t *testing.T) {
 	assert.Contains(t, list.Text, "#1 cron 0 9 * * * (config file) · in project beta")
 
 	clock.Advance(3 * time.Minute) // 09:01
-	moved := r.waitBot(chat, "the switch", func(m tgfake.Message) bool { return strings.Contains(m.Text, "runs in project beta") })
+	moved := r.waitBot(chat, "the switch", func(m telegramtest.Message) bool { return strings.Contains(m.Text, "runs in project beta") })
 	assert.Contains(t, moved.Text, "⏰ Scheduled #1 runs in project beta, so this chat works there now: "+beta)
-	answer := r.waitBot(chat, "the scheduled answer", func(m tgfake.Message) bool {
+	answer := r.waitBot(chat, "the scheduled answer", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "⏱") && strings.Contains(m.Text, "⏰ scheduled #1")
 	})
 	assert.Contains(t, answer.Text, "📁 beta", "the footer names the project")
@@ -57,7 +57,7 @@ func TestScheduleRunsInItsProject(t *testing.T) {
 
 	calls := len(r.claude.API.ModelCalls())
 	clock.Advance(10 * time.Minute) // 09:11: beta's budget is used up
-	refusal := r.waitBot(chat, "the refused run", func(m tgfake.Message) bool {
+	refusal := r.waitBot(chat, "the refused run", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "The daily budget of project beta is used up")
 	})
 	assert.Contains(t, refusal.Text, "resets tomorrow 00:00 UTC")
@@ -70,7 +70,7 @@ func TestScheduleRunsInItsProject(t *testing.T) {
 // first, in the project they were sent in; the run follows once their
 // turn ends, and only then moves the chat.
 func TestScheduleWaitsForForwardsBeingCollected(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	beta := realDir(t)
 	day := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 	clock := timeshift.New(day.Add(8*time.Hour + 58*time.Minute)) // 08:58 UTC
@@ -82,14 +82,14 @@ func TestScheduleWaitsForForwardsBeingCollected(t *testing.T) {
 		}))
 	alpha := r.claude.Workdir
 
-	fwd := r.tg.UserSends(chat, aliceUser, "FWDMARK the build is red", tgfake.Forwarded(tgfake.ForwardOrigin{
-		Type: "user", Date: time.Date(2025, 5, 6, 7, 8, 0, 0, time.UTC), SenderUser: tgfake.User{ID: 77, FirstName: "Bob"}}))
+	fwd := r.tg.UserSends(chat, aliceUser, "FWDMARK the build is red", telegramtest.Forwarded(telegramtest.ForwardOrigin{
+		Type: "user", Date: time.Date(2025, 5, 6, 7, 8, 0, 0, time.UTC), SenderUser: telegramtest.User{ID: 77, FirstName: "Bob"}}))
 	r.command(chat, "/status", "Project") // the chat took the forward in before this
 	require.Empty(t, r.claude.API.ModelCalls(), "the forward is still being collected")
 
 	clock.Advance(3 * time.Minute) // 09:01
 	r.finalAnswer(chat, fwd.ID, "forwarded 1 message")
-	r.waitBot(chat, "the scheduled answer", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the scheduled answer", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "⏱") && strings.Contains(m.Text, "⏰ scheduled #1")
 	})
 	calls := r.claude.API.ModelCalls()

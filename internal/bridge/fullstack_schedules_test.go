@@ -11,15 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/timeshift"
 )
 
 // botReply waits for the bot's reply to a message that contains want.
-func (r *rig) botReply(chat tgfake.ChatID, to tgfake.Message, want string) tgfake.Message {
+func (r *rig) botReply(chat telegramtest.ChatID, to telegramtest.Message, want string) telegramtest.Message {
 	r.t.Helper()
-	return r.waitBot(chat, "reply containing "+want, func(m tgfake.Message) bool {
+	return r.waitBot(chat, "reply containing "+want, func(m telegramtest.Message) bool {
 		return m.ReplyTo == to.ID && strings.Contains(m.Text, want)
 	})
 }
@@ -29,7 +29,7 @@ func (r *rig) botReply(chat tgfake.ChatID, to tgfake.Message, want string) tgfak
 // and answer; a [[schedules]] run missed while the daemon was down runs
 // once at start, in a fresh session when the entry says so.
 func TestSchedulesRunAndSurviveRestarts(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	day := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 	clock := timeshift.New(day.Add(8*time.Hour + 20*time.Minute)) // 08:20 UTC
@@ -49,18 +49,20 @@ func TestSchedulesRunAndSurviveRestarts(t *testing.T) {
 	require.Len(t, list.Keyboard, 1)
 	require.Len(t, list.Keyboard[0], 2, "a Delete button per schedule the chat made, none for the file's")
 	r.tg.UserPresses(chat, list.ID, buttonData(list, "Delete "+everyID))
-	r.waitBot(chat, "the list without it", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the list without it", func(m telegramtest.Message) bool {
 		return m.ID == list.ID && !strings.Contains(m.Text, "EVERYDAY") && strings.Contains(m.Text, "STEADY") && len(m.Keyboard) == 1 && len(m.Keyboard[0]) == 1
 	})
-	r.waitBot(chat, "deleted", func(m tgfake.Message) bool { return m.ReplyTo == list.ID && strings.Contains(m.Text, "🗑 Deleted #") })
+	r.waitBot(chat, "deleted", func(m telegramtest.Message) bool {
+		return m.ReplyTo == list.ID && strings.Contains(m.Text, "🗑 Deleted #")
+	})
 
 	r.stop()
 	r.start()
 	clock.Advance(31 * time.Minute) // 08:51: the /at runs (the deleted 08:30 does not)
-	r.waitBot(chat, "progress marked scheduled", func(m tgfake.Message) bool {
+	r.waitBot(chat, "progress marked scheduled", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "⏰ scheduled #") && buttonData(m, "Cancel") != "" // the text streams as a draft
 	})
-	answer := r.waitBot(chat, "scheduled answer", func(m tgfake.Message) bool {
+	answer := r.waitBot(chat, "scheduled answer", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "⏱") && strings.Contains(m.Text, "steady words")
 	})
 	assert.Contains(t, answer.Text, "⏰ scheduled #2 (once): STEADY scheduled")
@@ -71,7 +73,7 @@ func TestSchedulesRunAndSurviveRestarts(t *testing.T) {
 	r.stop()
 	clock.Advance(10 * time.Minute) // 09:01: the file's 09:00 run was missed while down
 	r.start()
-	file := r.waitBot(chat, "the missed run, caught up at start", func(m tgfake.Message) bool {
+	file := r.waitBot(chat, "the missed run, caught up at start", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "echo: FILE morning") && strings.Contains(m.Text, "⏱")
 	})
 	assert.Contains(t, file.Text, "⏰ scheduled #1 (cron 0 9 * * *): FILE morning")
@@ -95,7 +97,7 @@ func TestSchedulesRunAndSurviveRestarts(t *testing.T) {
 // /schedules resume runs what came due meanwhile, once; the chat's limit
 // on schedules holds.
 func TestScheduledApprovalPauseAndLimit(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	clock := timeshift.New(time.Now())
 	r := newRig(t, func(r *rig) { r.clock = clock }, withConfig(func(c *config.Config) {
 		c.Scheduler.MaxPerChat = 2
@@ -105,7 +107,7 @@ func TestScheduledApprovalPauseAndLimit(t *testing.T) {
 	clock.Advance(2 * time.Minute)
 	ap := r.approvalMessage(chat, "echo hi > out.txt")
 	r.tg.UserPresses(chat, ap.ID, buttonData(ap, "Approve"))
-	answer := r.waitBot(chat, "answer after approval", func(m tgfake.Message) bool {
+	answer := r.waitBot(chat, "answer after approval", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "⏱")
 	})
 	assert.Contains(t, answer.Text, "⏰ scheduled #")
@@ -128,7 +130,7 @@ func TestScheduledApprovalPauseAndLimit(t *testing.T) {
 
 	res := r.say(chat, alice, "/schedules resume")
 	r.botReply(chat, res, "run again")
-	r.waitBot(chat, "the held run", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the held run", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "echo: PAUSED x") && strings.Contains(m.Text, "⏰ scheduled #")
 	})
 	assert.Equal(t, 1, modelCallsWith(r.claude.API, "PAUSED x"))

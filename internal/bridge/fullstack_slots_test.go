@@ -11,15 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
-const bob = tgfake.UserID(2001) // allowed by the rig's config
+const bob = telegramtest.UserID(2001) // allowed by the rig's config
 
-func (r *rig) addPrivateChat(user tgfake.UserID, name string) tgfake.ChatID {
-	r.tg.AddChat(tgfake.Chat{ID: tgfake.ChatID(user), Type: tgfake.Private, FirstName: name})
-	return tgfake.ChatID(user)
+func (r *rig) addPrivateChat(user telegramtest.UserID, name string) telegramtest.ChatID {
+	r.tg.AddChat(telegramtest.Chat{ID: telegramtest.ChatID(user), Type: telegramtest.Private, FirstName: name})
+	return telegramtest.ChatID(user)
 }
 
 func modelSaw(r *rig, text string) bool {
@@ -36,7 +36,7 @@ func modelSaw(r *rig, text string) bool {
 // /status answers, its mailbox never stalls (so the watchdog is fed), and
 // its turn runs by itself once the slot frees, messages in order.
 func TestSlotWaitKeepsTheChatResponsive(t *testing.T) {
-	chatA := tgfake.ChatID(alice)
+	chatA := telegramtest.ChatID(alice)
 	r := newRig(t, withConfig(func(c *config.Config) { c.Claude.MaxLiveProcesses = 1 }))
 	chatB := r.addPrivateChat(bob, "Bob")
 	keyB := state.ChatKey{Chat: state.ChatID(bob)}
@@ -45,12 +45,12 @@ func TestSlotWaitKeepsTheChatResponsive(t *testing.T) {
 	apA := r.approvalMessage(chatA, "echo hi > out.txt")
 
 	inB := r.say(chatB, bob, "first from B")
-	notice := r.waitBot(chatB, "slot notice", func(m tgfake.Message) bool {
+	notice := r.waitBot(chatB, "slot notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == inB.ID && strings.Contains(m.Text, "Waiting for a free Claude slot (1 of 1 busy: 0 working, 1 waiting for approval)")
 	})
 	inB2 := r.say(chatB, bob, "second from B")
 	st := r.say(chatB, bob, "/status")
-	status := r.waitBot(chatB, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	status := r.waitBot(chatB, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
 	assert.Contains(t, status.Text, "Waiting for a free Claude slot")
 	assert.Contains(t, status.Text, "2 message(s) not yet handed to Claude")
 
@@ -78,7 +78,7 @@ func TestSlotWaitKeepsTheChatResponsive(t *testing.T) {
 	// The notice became the turn's progress message: it no longer says
 	// "waiting" and ends as the turn's summary; no second progress
 	// message was sent for that turn.
-	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
 		m, ok := sn.Message(chatB, notice.ID)
 		return ok && !m.Deleted && strings.Contains(m.Text, "Done") && !strings.Contains(m.Text, "Waiting for a free Claude slot")
 	})
@@ -94,15 +94,15 @@ func TestSlotWaitKeepsTheChatResponsive(t *testing.T) {
 
 // /cancel stops a wait for a slot: the waiting messages never reach Claude.
 func TestCancelStopsASlotWait(t *testing.T) {
-	chatA := tgfake.ChatID(alice)
+	chatA := telegramtest.ChatID(alice)
 	r := newRig(t, withConfig(func(c *config.Config) { c.Claude.MaxLiveProcesses = 1 }))
 	chatB := r.addPrivateChat(bob, "Bob")
 	inA := r.say(chatA, alice, "BASHRUN please")
 	apA := r.approvalMessage(chatA, "echo hi > out.txt")
 	inB := r.say(chatB, bob, "never mind this")
-	r.waitBot(chatB, "slot notice", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Waiting for a free Claude slot") })
+	r.waitBot(chatB, "slot notice", func(m telegramtest.Message) bool { return strings.Contains(m.Text, "Waiting for a free Claude slot") })
 	r.say(chatB, bob, "/cancel")
-	r.waitBot(chatB, "cancelled", func(m tgfake.Message) bool {
+	r.waitBot(chatB, "cancelled", func(m telegramtest.Message) bool {
 		return m.ReplyTo == inB.ID && strings.Contains(m.Text, "cancelled while it waited")
 	})
 	r.tg.UserPresses(chatA, apA.ID, buttonData(apA, "Approve"))
@@ -114,16 +114,16 @@ func TestCancelStopsASlotWait(t *testing.T) {
 
 // Messages queued behind a running turn are sent again when the CLI dies.
 func TestQueuedMessagesSurviveACLICrash(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	in := r.say(chat, alice, "SLOW please")
 	r.streaming(chat, in.ID, "slow answer")
 	queued := r.say(chat, alice, "QUEUED-ONE waits its turn")
-	r.waitBot(chat, "queued note", func(m tgfake.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "queued") })
+	r.waitBot(chat, "queued note", func(m telegramtest.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "queued") })
 	pid := r.b.ChatPID(state.ChatKey{Chat: state.ChatID(alice)})
 	require.NotZero(t, pid)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-	r.waitBot(chat, "re-send notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "re-send notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == queued.ID && strings.Contains(m.Text, "sent again")
 	})
 	r.finalAnswer(chat, queued.ID, "echo: QUEUED-ONE waits its turn")
@@ -138,7 +138,7 @@ func readFile(path string) (string, error) {
 // reported after two minutes, so the watchdog is withheld and systemd
 // restarts the daemon.
 func TestHealthyReportsAWedgedChat(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t)
 	<-r.ready // chats exist only once the bridge runs

@@ -7,17 +7,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // A turn whose CLI prints nothing says so in its progress message, then
 // asks once with ⏹ Cancel / ⏳ Keep waiting; Keep waiting defers the
 // question, Cancel stops the turn, and the question's buttons go away.
 func TestStalledTurnIsShownAndAsked(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	hang := func(r *rig) {
 		s := script()
 		s.Rules = append([]fakeapi.Rule{{Name: "hang", When: fakeapi.Match{PromptContains: "HANGSTALL"},
@@ -29,10 +29,10 @@ func TestStalledTurnIsShownAndAsked(t *testing.T) {
 		c.Progress.StallNotifyAfter = config.Duration(2 * time.Second)
 	}))
 	in := r.say(chat, alice, "HANGSTALL please")
-	r.waitBot(chat, "progress with the stall line", func(m tgfake.Message) bool {
+	r.waitBot(chat, "progress with the stall line", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "⏳ no output for") && strings.Contains(m.Text, "waiting for the model")
 	})
-	ask := r.waitBot(chat, "stall question", func(m tgfake.Message) bool {
+	ask := r.waitBot(chat, "stall question", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && buttonData(m, "Keep waiting") != ""
 	})
 	silent := map[bool]int{}
@@ -46,17 +46,17 @@ func TestStalledTurnIsShownAndAsked(t *testing.T) {
 	}
 	assert.NotZero(t, silent[true], "the progress message itself is silent (the check above can fail)")
 	r.tg.UserPresses(chat, ask.ID, buttonData(ask, "Keep waiting"))
-	r.waitBot(chat, "kept waiting", func(m tgfake.Message) bool {
+	r.waitBot(chat, "kept waiting", func(m telegramtest.Message) bool {
 		return m.ID == ask.ID && len(m.Keyboard) == 0 && strings.Contains(m.Text, "keep waiting")
 	})
-	again := r.waitBot(chat, "asked again after another stall_notify_after", func(m tgfake.Message) bool {
+	again := r.waitBot(chat, "asked again after another stall_notify_after", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && m.ID != ask.ID && buttonData(m, "Keep waiting") != ""
 	})
 	r.tg.UserPresses(chat, again.ID, buttonData(again, "Cancel"))
-	r.waitBot(chat, "the turn stopped", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the turn stopped", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped")
 	})
-	r.waitBot(chat, "question closed", func(m tgfake.Message) bool {
+	r.waitBot(chat, "question closed", func(m telegramtest.Message) bool {
 		return m.ID == again.ID && len(m.Keyboard) == 0
 	})
 	next := r.say(chat, alice, "still there?")

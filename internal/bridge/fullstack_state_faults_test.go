@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 const stateNoticeText = "untether could not save state"
@@ -33,7 +33,7 @@ func logEntries(r *rig) []map[string]any {
 }
 
 // noticesSent counts the state notices the bot sent to chat.
-func noticesSent(sn *tgfake.Snapshot, chat tgfake.ChatID) int {
+func noticesSent(sn *telegramtest.Snapshot, chat telegramtest.ChatID) int {
 	n := 0
 	for _, c := range sn.CallsOf("sendMessage") {
 		if c.Chat == chat && c.OK() && strings.Contains(c.Params["text"], stateNoticeText) {
@@ -51,7 +51,7 @@ func noticesSent(sn *tgfake.Snapshot, chat tgfake.ChatID) int {
 // session, the offset, the turn statistics, no live message and no
 // journaled send left behind.
 func TestStateWriteFailuresKeepAnswersFlowing(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	ctx := context.Background()
 	var full atomic.Bool
@@ -62,7 +62,7 @@ func TestStateWriteFailuresKeepAnswersFlowing(t *testing.T) {
 
 	in := r.say(chat, alice, "STEADY please")
 	r.finalAnswer(chat, in.ID, "steady words")
-	notice := r.waitBot(chat, "the state notice", func(m tgfake.Message) bool { return strings.Contains(m.Text, stateNoticeText) })
+	notice := r.waitBot(chat, "the state notice", func(m telegramtest.Message) bool { return strings.Contains(m.Text, stateNoticeText) })
 	assert.Contains(t, notice.Text, "the disk is full")
 	assert.Contains(t, notice.Text, "answers still arrive, but a restart now may lose")
 	in2 := r.say(chat, alice, "quick one")
@@ -94,7 +94,7 @@ func TestStateWriteFailuresKeepAnswersFlowing(t *testing.T) {
 // deletes its notice (the next run could not) and logs what is lost; it
 // starts again on the full disk and answers, with a notice of its own.
 func TestRestartOnAFullDisk(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	var full atomic.Bool
 	r := newRig(t, withClaude())
 	waitReady(r)
@@ -102,7 +102,7 @@ func TestRestartOnAFullDisk(t *testing.T) {
 	full.Store(true)
 	in := r.say(chat, alice, "before the restart")
 	r.finalAnswer(chat, in.ID, "echo: before the restart")
-	notice := r.waitBot(chat, "the state notice", func(m tgfake.Message) bool { return strings.Contains(m.Text, stateNoticeText) })
+	notice := r.waitBot(chat, "the state notice", func(m telegramtest.Message) bool { return strings.Contains(m.Text, stateNoticeText) })
 
 	r.stop()
 	m, _ := r.tg.Snapshot().Message(chat, notice.ID)
@@ -114,7 +114,7 @@ func TestRestartOnAFullDisk(t *testing.T) {
 	waitReady(r)
 	in2 := r.say(chat, alice, "after the restart")
 	r.finalAnswer(chat, in2.ID, "echo: after the restart")
-	notice2 := r.waitBot(chat, "the new run's notice", func(m tgfake.Message) bool {
+	notice2 := r.waitBot(chat, "the new run's notice", func(m telegramtest.Message) bool {
 		return m.ID != notice.ID && strings.Contains(m.Text, stateNoticeText)
 	})
 	full.Store(false)
@@ -149,15 +149,15 @@ func diskFull(full *atomic.Bool) func() error {
 	}
 }
 
-func waitDeleted(r *rig, chat tgfake.ChatID, id tgfake.MessageID) {
+func waitDeleted(r *rig, chat telegramtest.ChatID, id telegramtest.MessageID) {
 	r.t.Helper()
-	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
 		m, _ := sn.Message(chat, id)
 		return m.Deleted
 	})
 }
 
-func finalsTo(sn *tgfake.Snapshot, chat tgfake.ChatID, to tgfake.MessageID) int {
+func finalsTo(sn *telegramtest.Snapshot, chat telegramtest.ChatID, to telegramtest.MessageID) int {
 	n := 0
 	for _, m := range sn.BotMessages(chat) {
 		if m.ReplyTo == to && strings.Contains(m.Text, "⏱") {

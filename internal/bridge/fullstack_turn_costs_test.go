@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // turnsOf is the chat's recorded turns, newest first.
@@ -38,7 +38,7 @@ func TestNewDuringATurnStillChargesIt(t *testing.T) {
 	}))
 	r.addTeam()
 	in := r.say(team, alice, "SLOW please")
-	r.waitBot(team, "progress with streamed text", func(m tgfake.Message) bool {
+	r.waitBot(team, "progress with streamed text", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "slow answer")
 	})
 	before := r.sessionOf(key)
@@ -51,7 +51,7 @@ func TestNewDuringATurnStillChargesIt(t *testing.T) {
 	assert.NotEqual(t, "no_result", turn.TerminalReason, "the CLI reported it: no estimate")
 
 	next := r.say(team, alice, "and now?")
-	refusal := r.waitBot(team, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == next.ID })
+	refusal := r.waitBot(team, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == next.ID })
 	assert.Contains(t, refusal.Text, "The daily budget is used up")
 	assert.Equal(t, 0, modelCallsWith(r.claude.API, "and now?"))
 }
@@ -69,9 +69,9 @@ func withFakeCLI(mutate func(*config.Config)) rigOption {
 
 // waitHeld waits until the CLI has started the HOLD turn (its model, from
 // system/init, is in the progress message).
-func (r *rig) waitHeld(chat tgfake.ChatID, in tgfake.Message) {
+func (r *rig) waitHeld(chat telegramtest.ChatID, in telegramtest.Message) {
 	r.t.Helper()
-	r.waitBot(chat, "the held turn's progress", func(m tgfake.Message) bool {
+	r.waitBot(chat, "the held turn's progress", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "fake-model")
 	})
 }
@@ -103,7 +103,7 @@ func TestDetachedTurnWithoutAResultIsChargedTheEstimate(t *testing.T) {
 // estimate, bounded by what the CLI's --max-budget-usd still allowed, and
 // the crash notice says so where budgets apply.
 func TestCrashedTurnIsChargedAtMostWhatItsCapAllowed(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t, withFakeCLI(func(c *config.Config) {
 		c.Budget.DailyUSD = 0.5 // the estimate (1.00 by default) is more than the CLI may spend
@@ -115,7 +115,7 @@ func TestCrashedTurnIsChargedAtMostWhatItsCapAllowed(t *testing.T) {
 	pid := r.b.ChatPID(key)
 	require.NotZero(t, pid)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-	r.waitBot(chat, "crash notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "crash notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "💸 Claude did not report what this turn cost, so it counts as $0.4900 against the budgets")
 	})
 	turns := r.turnsOf(key)
@@ -123,6 +123,6 @@ func TestCrashedTurnIsChargedAtMostWhatItsCapAllowed(t *testing.T) {
 	assert.Equal(t, "no_result", turns[0].TerminalReason)
 	assert.InDelta(t, 0.49, turns[0].CostUSD, 1e-9, "what the cap of $0.50 still allowed after $0.01")
 	next := r.say(chat, alice, "more")
-	refusal := r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == next.ID })
+	refusal := r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == next.ID })
 	assert.Contains(t, refusal.Text, "The daily budget is used up")
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 func (r *rig) uploads() map[string]string {
@@ -36,12 +36,12 @@ func (r *rig) uploads() map[string]string {
 	return out
 }
 
-func (r *rig) sendDoc(name string, data []byte, caption string) tgfake.Message {
-	return r.tg.UserSendsDocument(tgfake.ChatID(alice), tgfake.User{ID: alice, FirstName: "Alice"}, name, "application/octet-stream", data, caption)
+func (r *rig) sendDoc(name string, data []byte, caption string) telegramtest.Message {
+	return r.tg.UserSendsDocument(telegramtest.ChatID(alice), telegramtest.User{ID: alice, FirstName: "Alice"}, name, "application/octet-stream", data, caption)
 }
 
 func TestUploadsKeepTheirNamesAndNeverOverwrite(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	first := r.sendDoc("отчёт.pdf", []byte("%PDF first"), "")
 	second := r.sendDoc("отчёт.pdf", []byte("%PDF second"), "")
@@ -81,7 +81,7 @@ func noisePNG(t *testing.T, w, h int) []byte {
 }
 
 func TestLargeImageIsSavedNotInlined(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	big := noisePNG(t, 1200, 1100)
 	require.Greater(t, len(big), 3_932_160, "above what fits in the API's 5 MB of base64")
@@ -110,10 +110,10 @@ func TestLargeImageIsSavedNotInlined(t *testing.T) {
 }
 
 func TestUploadOverTheLimitIsRefused(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withConfig(func(c *config.Config) { c.Files.MaxUploadMB = 1 }))
 	in := r.sendDoc("dump.bin", bytes.Repeat([]byte{7}, 3<<19), "TOOBIG here")
-	r.waitBot(chat, "refusal", func(m tgfake.Message) bool {
+	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "up to 1 MB ([files] max_upload_mb)")
 	})
 	r.sync("after the upload")
@@ -122,11 +122,11 @@ func TestUploadOverTheLimitIsRefused(t *testing.T) {
 }
 
 func TestUploadNeverRecreatesADeletedWorkdir(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	require.NoError(t, os.RemoveAll(r.claude.Workdir))
 	in := r.sendDoc("notes.txt", []byte("remember"), "")
-	r.waitBot(chat, "error", func(m tgfake.Message) bool {
+	r.waitBot(chat, "error", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "the project directory does not exist")
 	})
 	assert.NoDirExists(t, r.claude.Workdir)
@@ -135,21 +135,21 @@ func TestUploadNeverRecreatesADeletedWorkdir(t *testing.T) {
 // TestChatAnswersWhileAnUploadDownloads: the download runs off the actor,
 // so /status is answered while it is slow.
 func TestChatAnswersWhileAnUploadDownloads(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	warm := r.say(chat, alice, "warm up")
 	r.finalAnswer(chat, warm.ID, "echo: warm up")
 	r.tg.Delay("getFile", 3*time.Second)
 	doc := r.sendDoc("notes.txt", []byte("remember the milk"), "")
 	st := r.say(chat, alice, "/status")
-	r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
 	r.finalAnswer(chat, doc.ID, "notes.txt")
 	statusSeq, downloadSeq := 0, 0
 	for _, c := range r.tg.Calls() {
 		switch {
 		case c.Method == "sendMessage" && strings.Contains(c.Params["text"], "Session status"):
 			statusSeq = c.Seq
-		case c.Method == tgfake.FileDownload:
+		case c.Method == telegramtest.FileDownload:
 			downloadSeq = c.Seq
 		}
 	}

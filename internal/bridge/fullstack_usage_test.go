@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // unified are anthropic-ratelimit-unified-* headers for a subscription
@@ -39,7 +39,7 @@ func unified(status string, fiveHour float64, reset time.Time) map[string]string
 // answer warns when a window is at 70 % or more. With an API key there are
 // no windows, and /usage says so.
 func TestUsageAndWindows(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	reset := time.Now().Add(2 * time.Hour).Truncate(time.Minute)
 	s := script()
 	s.Default = &fakeapi.Reply{EchoUser: true, Headers: unified("allowed", 0.75, reset)}
@@ -63,7 +63,7 @@ func TestUsageAndWindows(t *testing.T) {
 	assert.Positive(t, turns[0].OutputTokens)
 
 	u := r.say(chat, alice, "/usage")
-	usage := r.waitBot(chat, "/usage", func(m tgfake.Message) bool { return m.ReplyTo == u.ID })
+	usage := r.waitBot(chat, "/usage", func(m telegramtest.Message) bool { return m.ReplyTo == u.ID })
 	for _, want := range []string{
 		"Usage (days in Asia/Tokyo)",
 		"Today · $0.0", "1 turn · " + strconv.FormatFloat(float64(turns[0].InputTokens)/1000, 'f', 1, 64) + "k in / ",
@@ -82,7 +82,7 @@ func TestUsageAndWindows(t *testing.T) {
 	in = plain.say(chat, alice, "hello")
 	plain.finalAnswer(chat, in.ID, "echo: hello")
 	u = plain.say(chat, alice, "/usage")
-	usage = plain.waitBot(chat, "/usage", func(m tgfake.Message) bool { return m.ReplyTo == u.ID })
+	usage = plain.waitBot(chat, "/usage", func(m telegramtest.Message) bool { return m.ReplyTo == u.ID })
 	assert.Contains(t, usage.Text, "Today · $0.0")
 	assert.Contains(t, usage.Text, "None known yet")
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // Where projects and worktrees meet untether's own files (.untether:
@@ -24,7 +24,7 @@ import (
 // worktree's .untether is not an uncommitted change: the /branch menu has
 // no ✏️ and leaving the worktree names none; a real edit still does.
 func TestUntetherFilesDoNotMakeAWorktreeDirty(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	repo := gitRepo(t)
 	r := newRig(t, withProjects(map[string]config.Project{"repo": {Path: repo}}, func(c *config.Config) {
 		c.Telegram.DefaultProject = "repo"
@@ -62,7 +62,7 @@ func TestUntetherFilesDoNotMakeAWorktreeDirty(t *testing.T) {
 // switched the chat makes no worktree in the new project; one pressed
 // after a reload moved the project to another host is refused too.
 func TestOldBranchMenuKeepsToItsProject(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	alpha, beta := gitRepo(t), gitRepo(t)
 	r := newRig(t, withProjects(map[string]config.Project{"alpha": {Path: alpha}, "beta": {Path: beta}}, func(c *config.Config) {
 		c.Telegram.DefaultProject = "alpha"
@@ -72,7 +72,7 @@ func TestOldBranchMenuKeepsToItsProject(t *testing.T) {
 	r.command(chat, "/project beta", "works in beta")
 
 	r.tg.UserPresses(chat, list.ID, buttonData(list, "feature"))
-	r.waitBot(chat, "refusal", func(m tgfake.Message) bool {
+	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool {
 		return m.ID == list.ID && strings.Contains(m.Text, "This menu was for project alpha")
 	})
 	assert.NoDirExists(t, filepath.Join(beta, ".worktrees"), "no worktree made in beta")
@@ -84,7 +84,7 @@ func TestOldBranchMenuKeepsToItsProject(t *testing.T) {
 	cfg.Projects = map[string]config.Project{"alpha": {Path: alpha}, "beta": {Path: beta, Host: "far.example"}}
 	r.b.Reload(&cfg)
 	r.tg.UserPresses(chat, list.ID, buttonData(list, "main checkout"))
-	r.waitBot(chat, "remote refusal", func(m tgfake.Message) bool {
+	r.waitBot(chat, "remote refusal", func(m telegramtest.Message) bool {
 		return m.ID == list.ID && strings.Contains(m.Text, "/branch works only for projects on this machine")
 	})
 }
@@ -95,7 +95,7 @@ func TestOldBranchMenuKeepsToItsProject(t *testing.T) {
 // taken from the directory it runs in, and its answers name that project;
 // a new session then starts in the new place.
 func TestReloadLeavesALiveSessionsFilesWhereItRuns(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	alpha, beta := realDir(t), realDir(t)
 	r := newRig(t, withProjects(map[string]config.Project{"alpha": {Path: alpha}, "beta": {Path: beta}}, func(c *config.Config) {
 		c.Telegram.DefaultProject = "alpha"
@@ -113,7 +113,7 @@ func TestReloadLeavesALiveSessionsFilesWhereItRuns(t *testing.T) {
 	done := r.finalAnswer(chat, in.ID, "The report is on its way.")
 	assert.True(t, ranIn(r.callFor("SENDREPORT please"), alpha), "the live CLI stayed in alpha")
 	assert.Contains(t, done.Text, "📁 alpha", "the footer names where it ran")
-	doc := r.waitBot(chat, "the report", func(m tgfake.Message) bool { return m.Document != nil })
+	doc := r.waitBot(chat, "the report", func(m telegramtest.Message) bool { return m.Document != nil })
 	assert.Equal(t, "from alpha\n", string(doc.Document.Data))
 
 	got := r.command(chat, "/get notes.txt", "notes.txt")
@@ -131,7 +131,7 @@ func TestReloadLeavesALiveSessionsFilesWhereItRuns(t *testing.T) {
 // outbox, then its process was killed before the turn's result; the file
 // still reaches the chat, after the crash notice.
 func TestOutboxIsDeliveredWhenTheCLIDiesMidTurn(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	rules := fakeapi.ToolTurn("STRANDED", "Write", map[string]any{
 		"file_path": "{{cwd}}/" + aliceOutbox + "/draft.txt", "content": "half done\n"}, "")
@@ -144,7 +144,7 @@ func TestOutboxIsDeliveredWhenTheCLIDiesMidTurn(t *testing.T) {
 	require.NotZero(t, pid)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 
-	doc := r.waitBot(chat, "the stranded file", func(m tgfake.Message) bool { return m.Document != nil })
+	doc := r.waitBot(chat, "the stranded file", func(m telegramtest.Message) bool { return m.Document != nil })
 	assert.Equal(t, "draft.txt", doc.Document.FileName)
 	assert.Equal(t, "half done\n", string(doc.Document.Data))
 	assert.Equal(t, in.ID, doc.ReplyTo, "it answers the request")

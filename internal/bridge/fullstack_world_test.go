@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // The world changing under the daemon (issue 14 §4): the CLI binary
@@ -20,11 +20,11 @@ import (
 // chat is told so, naming the path, and the bridge keeps running; the
 // first message after the binary is back is answered.
 func TestMissingCLIIsExplainedAndFoundAgain(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	link := filepath.Join(t.TempDir(), "claude")
 	r := newRig(t, withClaude(), withConfig(func(c *config.Config) { c.Claude.Binary = link }))
 	in := r.say(chat, alice, "hello while it is gone")
-	gone := r.waitBot(chat, "the explanation", func(m tgfake.Message) bool {
+	gone := r.waitBot(chat, "the explanation", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "the Claude CLI is not at")
 	})
 	assert.Contains(t, gone.Text, link)
@@ -43,7 +43,7 @@ func TestMissingCLIIsExplainedAndFoundAgain(t *testing.T) {
 // TestDeletedWorkdirIsNamedNotRecreated: a deleted project directory is
 // named in the chat, for a text and for a file, and is not created again.
 func TestDeletedWorkdirIsNamedNotRecreated(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	dir := filepath.Join(t.TempDir(), "project")
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	r := newRig(t, withClaude(), withConfig(func(c *config.Config) { c.Claude.Workdir = dir }))
@@ -54,13 +54,13 @@ func TestDeletedWorkdirIsNamedNotRecreated(t *testing.T) {
 	r.start()
 
 	in2 := r.say(chat, alice, "second")
-	m := r.waitBot(chat, "the explanation", func(m tgfake.Message) bool {
+	m := r.waitBot(chat, "the explanation", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in2.ID && strings.Contains(m.Text, "does not exist")
 	})
 	assert.Contains(t, m.Text, dir)
 	assert.Contains(t, m.Text, "does not create the directory again")
-	doc := r.tg.UserSendsDocument(chat, tgfake.User{ID: alice, FirstName: "Alice"}, "notes.txt", "text/plain", []byte("hi"), "read this")
-	r.waitBot(chat, "the upload's explanation", func(m tgfake.Message) bool {
+	doc := r.tg.UserSendsDocument(chat, telegramtest.User{ID: alice, FirstName: "Alice"}, "notes.txt", "text/plain", []byte("hi"), "read this")
+	r.waitBot(chat, "the upload's explanation", func(m telegramtest.Message) bool {
 		return m.ReplyTo == doc.ID && strings.Contains(m.Text, dir)
 	})
 	assert.NoDirExists(t, dir, "nothing recreated the workdir")
@@ -70,7 +70,7 @@ func TestDeletedWorkdirIsNamedNotRecreated(t *testing.T) {
 // installs a new file under the same path) lets that turn finish on the
 // old process, and the next process started runs the new file.
 func TestCLIUpdatedInPlace(t *testing.T) {
-	chat, other := tgfake.ChatID(alice), tgfake.ChatID(2000)
+	chat, other := telegramtest.ChatID(alice), telegramtest.ChatID(2000)
 	dir := t.TempDir()
 	bin, marks := filepath.Join(dir, "claude"), filepath.Join(dir, "starts")
 	install := func(r *rig, version string) {
@@ -81,11 +81,11 @@ func TestCLIUpdatedInPlace(t *testing.T) {
 		require.NoError(t, os.Rename(tmp, bin)) // a new file under the old name, as npm does
 	}
 	r := newRig(t, withClaude(), withConfig(func(c *config.Config) { c.Claude.Binary = bin }))
-	r.tg.AddChat(tgfake.Chat{ID: other, Type: tgfake.Private, FirstName: "Other"})
+	r.tg.AddChat(telegramtest.Chat{ID: other, Type: telegramtest.Private, FirstName: "Other"})
 	install(r, "v1")
 
 	in := r.say(chat, alice, "STEADY please")
-	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool { // the turn streams its answer
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool { // the turn streams its answer
 		for _, c := range sn.Calls {
 			if (c.Method == "sendMessageDraft" || c.Method == "editMessageText") && c.OK() && strings.Contains(c.Params["text"], "steady words") {
 				return true

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"archive/zip"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,11 +36,11 @@ func TestWriteZipLeavesOutUntetherAndWorktrees(t *testing.T) {
 		{".worktrees/feature", "feature.zip", []string{"feature/README"}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
-			rel, st, err := writeZip(dir, tc.dir, tc.name, nil, time.Now())
+			f, rel, st, err := writeZip(context.Background(), dir, tc.dir, tc.name, nil, time.Now())
 			require.NoError(t, err)
-			zr, err := zip.OpenReader(filepath.Join(dir, rel))
-			require.NoError(t, err)
-			defer zr.Close()
+			defer f.Close()
+			assert.FileExists(t, filepath.Join(dir, rel))
+			zr := readZip(t, f)
 			var names []string
 			for _, f := range zr.File {
 				names = append(names, f.Name)
@@ -49,4 +50,14 @@ func TestWriteZipLeavesOutUntetherAndWorktrees(t *testing.T) {
 			assert.Equal(t, len(tc.want), st.files)
 		})
 	}
+}
+
+// readZip opens the zip written to f.
+func readZip(t *testing.T, f *os.File) *zip.Reader {
+	t.Helper()
+	info, err := f.Stat()
+	require.NoError(t, err)
+	zr, err := zip.NewReader(f, info.Size())
+	require.NoError(t, err)
+	return zr
 }

@@ -160,7 +160,7 @@ func (l *ignoreLog) debug(b *Bridge, reason string, chat, from int64, msg string
 // offset is persisted with the next update handled normally. It returns
 // true so routeMessage's caller does not finish the update again.
 func (b *Bridge) dropQuietly(updateID int64) bool {
-	b.offsets.skip(updateID)
+	b.offsets.Skip(updateID)
 	return true
 }
 

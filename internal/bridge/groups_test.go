@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
-const team = tgfake.ChatID(-1002000)
+const team = telegramtest.ChatID(-1002000)
 
 func withGroup(trigger config.GroupTrigger) rigOption {
 	return withConfig(func(c *config.Config) {
@@ -25,14 +25,14 @@ func withGroup(trigger config.GroupTrigger) rigOption {
 }
 
 func (r *rig) addTeam() {
-	r.tg.AddChat(tgfake.Chat{ID: team, Type: tgfake.Supergroup, Title: "team"})
+	r.tg.AddChat(telegramtest.Chat{ID: team, Type: telegramtest.Supergroup, Title: "team"})
 }
 
 // mentioning sends text that starts with "@untether_bot ", with the
 // mention entity Telegram adds.
-func mentioning(text string) (string, tgfake.UserOption) {
+func mentioning(text string) (string, telegramtest.UserOption) {
 	full := "@untether_bot " + text
-	return full, tgfake.WithEntities(tgfake.Entity{Type: "mention", Offset: 0, Length: len(utf16.Encode([]rune("@untether_bot")))})
+	return full, telegramtest.WithEntities(telegramtest.Entity{Type: "mention", Offset: 0, Length: len(utf16.Encode([]rune("@untether_bot")))})
 }
 
 // modelSaw reports whether any model call carried text.
@@ -49,8 +49,8 @@ func (r *rig) modelSaw(text string) bool {
 // routed in order, so everything sent before has been handled (or dropped).
 func (r *rig) sync(text string) {
 	r.t.Helper()
-	in := r.say(tgfake.ChatID(alice), alice, text)
-	r.finalAnswer(tgfake.ChatID(alice), in.ID, "echo: "+text)
+	in := r.say(telegramtest.ChatID(alice), alice, text)
+	r.finalAnswer(telegramtest.ChatID(alice), in.ID, "echo: "+text)
 }
 
 func TestGroupNotListedIsRefused(t *testing.T) {
@@ -60,7 +60,7 @@ func TestGroupNotListedIsRefused(t *testing.T) {
 		r.say(team, alice, text)
 	}
 	full, mention := mentioning("GROUPSECRET please")
-	r.tg.UserSends(team, tgfake.User{ID: alice, FirstName: "Alice"}, full, mention)
+	r.tg.UserSends(team, telegramtest.User{ID: alice, FirstName: "Alice"}, full, mention)
 	r.sync("after the group")
 
 	assert.Empty(t, r.tg.Snapshot().BotMessages(team), "no reply in a group not listed")
@@ -76,25 +76,29 @@ func TestGroupNotListedIsRefused(t *testing.T) {
 func TestGroupMentionTrigger(t *testing.T) {
 	r := newRig(t, withGroup(config.GroupTriggerMention))
 	r.addTeam()
-	aliceU := tgfake.User{ID: alice, FirstName: "Alice"}
+	aliceU := telegramtest.User{ID: alice, FirstName: "Alice"}
 
 	chatter := r.say(team, alice, "CHATTER about lunch")
 	full, mention := mentioning("hello bot")
 	addressed := r.tg.UserSends(team, aliceU, full, mention)
 	answer := r.finalAnswer(team, addressed.ID, "hello bot")
 
-	reply := r.tg.UserSends(team, aliceU, "and a follow-up", tgfake.ReplyingTo(answer.ID))
+	reply := r.tg.UserSends(team, aliceU, "and a follow-up", telegramtest.ReplyingTo(answer.ID))
 	r.finalAnswer(team, reply.ID, "and a follow-up") // after the quote of the answer it replies to (replies.go)
 
 	st := r.say(team, alice, "/status")
-	r.waitBot(team, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID && strings.Contains(m.Text, "Session status") })
+	r.waitBot(team, "status", func(m telegramtest.Message) bool {
+		return m.ReplyTo == st.ID && strings.Contains(m.Text, "Session status")
+	})
 	st2 := r.say(team, alice, "/status@untether_bot")
-	r.waitBot(team, "status", func(m tgfake.Message) bool { return m.ReplyTo == st2.ID && strings.Contains(m.Text, "Session status") })
+	r.waitBot(team, "status", func(m telegramtest.Message) bool {
+		return m.ReplyTo == st2.ID && strings.Contains(m.Text, "Session status")
+	})
 	other := r.say(team, alice, "/status@otherbot")
 
 	// A stranger addressing the bot is ignored without a reply.
 	sfull, smention := mentioning("STRANGER wants in")
-	stranger := r.tg.UserSends(team, tgfake.User{ID: mallory, FirstName: "Mallory"}, sfull, smention)
+	stranger := r.tg.UserSends(team, telegramtest.User{ID: mallory, FirstName: "Mallory"}, sfull, smention)
 	r.sync("after the group")
 
 	for _, m := range r.tg.Snapshot().BotMessages(team) {
@@ -118,7 +122,7 @@ func TestGroupTriggerAll(t *testing.T) {
 }
 
 func TestCommandForAnotherBotIsIgnored(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
 	start := r.say(chat, alice, "/start@otherbot")
 	compact := r.say(chat, alice, "/compact@otherbot now")

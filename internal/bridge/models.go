@@ -17,6 +17,22 @@ import (
 // it; if that start fails on the model, the chat goes back to the
 // configured model and is told.
 
+// dropInvalidModel forgets a stored /model choice that is not a model name
+// (runner.CheckModel), which the CLI must never get as an argument, and
+// tells the chat; it is called before a spawn.
+func (c *chat) dropInvalidModel(p config.ProjectSettings) {
+	m := c.record().Model
+	err := runner.CheckModel(m)
+	if err == nil {
+		return
+	}
+	c.log.Error().Err(err).Msg("the chat's stored model is not a model name; using the configured one")
+	c.rec.Model = ""
+	c.saveRecord()
+	c.reply("⚠️ This "+c.chatWord()+"'s chosen model <code>"+render.EscapeHTML(m)+"</code> is not a model name, so Claude starts on "+
+		render.EscapeHTML(modelName(p.Model))+". /model changes it.", 0)
+}
+
 // spawnModel returns the model the chat's session in project p starts
 // with: its own /model choice, else the project's (whose default is
 // [claude]'s; "" lets the CLI choose).
@@ -57,15 +73,18 @@ func (c *chat) setModel(arg string, replyTo int) {
 		c.reply(modelText(cur)+"\nSwitch with <code>/model NAME</code>, e.g. <code>/model sonnet</code>", replyTo)
 		return
 	}
-	if strings.ContainsAny(model, " \t\n") {
-		c.reply("Usage: <code>/model NAME</code>, e.g. <code>/model sonnet</code>", replyTo)
-		return
-	}
 	c.applyModel(model, func(html string) { c.reply(html, replyTo) })
 }
 
 // applyModel switches the chat to model and tells the user through respond.
+// A name that is not a model name (runner.CheckModel: it would become a CLI
+// argument) is refused, and nothing changes.
 func (c *chat) applyModel(model string, respond func(html string)) {
+	if err := runner.CheckModel(model); err != nil {
+		respond("⚠️ <code>" + render.EscapeHTML(model) + "</code> is not a model name: " + render.EscapeHTML(runner.ModelRule) +
+			".\nStill on <b>" + render.EscapeHTML(modelName(c.currentModel())) + "</b>.")
+		return
+	}
 	sess := c.sess
 	if sess == nil {
 		c.recordModel(model)

@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // trustScript is the shared script plus the turns the settings tests need:
@@ -81,7 +81,7 @@ func (r *rig) storedChat(key state.ChatKey) state.Chat {
 // asksApproval sends a Bash prompt and reports that it needed an approval
 // (denied here): the observable difference between bypassPermissions and
 // the modes that ask.
-func (r *rig) asksApproval(chat tgfake.ChatID) {
+func (r *rig) asksApproval(chat telegramtest.ChatID) {
 	r.t.Helper()
 	in := r.say(chat, alice, "BASHRUN please")
 	ap := r.approvalMessage(chat, "echo hi > out.txt")
@@ -95,10 +95,10 @@ const bypassRefused = "⛔ bypassPermissions is not allowed on this daemon (clau
 // repliesTo is the text of every bot message replying to msg, once the
 // chat has handled what came after it (a /status round trip: the actor
 // handles a chat's messages in order).
-func (r *rig) repliesTo(chat tgfake.ChatID, msg tgfake.Message) []string {
+func (r *rig) repliesTo(chat telegramtest.ChatID, msg telegramtest.Message) []string {
 	r.t.Helper()
 	st := r.say(chat, alice, "/status")
-	r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
 	var out []string
 	for _, m := range r.tg.Messages(chat) {
 		if m.FromBot && m.ReplyTo == msg.ID {
@@ -109,14 +109,14 @@ func (r *rig) repliesTo(chat tgfake.ChatID, msg tgfake.Message) []string {
 }
 
 func TestModeOutsideAllowedListIsRefused(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t)
 
 	// No CLI yet: the refusal must not be remembered for the next start:
 	// nothing is stored, and the next start has nothing to fall back from.
 	md := r.say(chat, alice, "/mode bypassPermissions")
-	r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == md.ID && m.Text == bypassRefused })
+	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && m.Text == bypassRefused })
 	assert.Equal(t, []string{bypassRefused}, r.repliesTo(chat, md), "the refusal and nothing else")
 	assert.Empty(t, r.storedMode(key), "nothing stored")
 	r.asksApproval(chat)
@@ -128,7 +128,7 @@ func TestModeOutsideAllowedListIsRefused(t *testing.T) {
 	// A live CLI: nothing is sent to it either (TestRefusedModeNeverReachesTheCLI
 	// watches its stdin), so no attempt fails there.
 	md = r.say(chat, alice, "/mode bypassPermissions")
-	r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == md.ID && m.Text == bypassRefused })
+	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && m.Text == bypassRefused })
 	assert.Equal(t, []string{bypassRefused}, r.repliesTo(chat, md), "the refusal and nothing else")
 	r.asksApproval(chat)
 	assert.Empty(t, r.storedChat(key).PermissionMode, "nothing stored")
@@ -138,20 +138,20 @@ func TestModeOutsideAllowedListIsRefused(t *testing.T) {
 	r.mutate = func(c *config.Config) { c.Claude.AllowedModes = []config.PermissionMode{config.PermissionDefault} }
 	r.start()
 	md = r.say(chat, alice, "/mode acceptEdits")
-	r.waitBot(chat, "refusal", func(m tgfake.Message) bool {
+	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool {
 		return m.ReplyTo == md.ID && m.Text == "⛔ acceptEdits is not allowed on this daemon (claude.allowed_modes)"
 	})
 }
 
 func TestModeMenuShowsAllowedModes(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t)
 	in := r.say(chat, alice, "hello")
 	r.finalAnswer(chat, in.ID, "echo: hello")
 
 	md := r.say(chat, alice, "/mode")
-	menu := r.waitBot(chat, "mode menu", func(m tgfake.Message) bool { return m.ReplyTo == md.ID && len(m.Keyboard) > 0 })
+	menu := r.waitBot(chat, "mode menu", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && len(m.Keyboard) > 0 })
 	var labels []string
 	for _, row := range menu.Keyboard {
 		for _, b := range row {
@@ -162,38 +162,38 @@ func TestModeMenuShowsAllowedModes(t *testing.T) {
 	assert.Equal(t, []string{"✅ default", "acceptEdits", "plan", "dontAsk"}, labels, "allowed modes only, the current one marked")
 
 	r.tg.UserPresses(chat, menu.ID, buttonData(menu, "plan"))
-	r.waitBot(chat, "menu answered", func(m tgfake.Message) bool {
+	r.waitBot(chat, "menu answered", func(m telegramtest.Message) bool {
 		return m.ID == menu.ID && len(m.Keyboard) == 0 && m.Text == "Permission mode: plan"
 	})
 	assert.Equal(t, "plan", r.storedChat(key).PermissionMode)
 	// A newer menu expires the older one.
 	md2 := r.say(chat, alice, "/mode")
-	menu2 := r.waitBot(chat, "second menu", func(m tgfake.Message) bool { return m.ReplyTo == md2.ID && len(m.Keyboard) > 0 })
+	menu2 := r.waitBot(chat, "second menu", func(m telegramtest.Message) bool { return m.ReplyTo == md2.ID && len(m.Keyboard) > 0 })
 	assert.NotEmpty(t, buttonData(menu2, "✅ plan"), "the current mode is marked")
 	md3 := r.say(chat, alice, "/mode")
-	r.waitBot(chat, "third menu", func(m tgfake.Message) bool { return m.ReplyTo == md3.ID && len(m.Keyboard) > 0 })
-	q, err := r.tg.TryUserPresses(chat, tgfake.User{ID: alice, FirstName: "Alice"}, menu2.ID, buttonData(menu2, "dontAsk"))
+	r.waitBot(chat, "third menu", func(m telegramtest.Message) bool { return m.ReplyTo == md3.ID && len(m.Keyboard) > 0 })
+	q, err := r.tg.TryUserPresses(chat, telegramtest.User{ID: alice, FirstName: "Alice"}, menu2.ID, buttonData(menu2, "dontAsk"))
 	require.NoError(t, err)
-	r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool {
-		return slices.ContainsFunc(sn.CallbackAnswers, func(a tgfake.CallbackAnswer) bool { return a.QueryID == q && strings.Contains(a.Text, "expired") })
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
+		return slices.ContainsFunc(sn.CallbackAnswers, func(a telegramtest.CallbackAnswer) bool { return a.QueryID == q && strings.Contains(a.Text, "expired") })
 	})
 
 	// The choice is the chat's: a fresh session starts in it.
 	nw := r.say(chat, alice, "/new")
-	r.waitBot(chat, "new session", func(m tgfake.Message) bool { return m.ReplyTo == nw.ID })
+	r.waitBot(chat, "new session", func(m telegramtest.Message) bool { return m.ReplyTo == nw.ID })
 	again := r.say(chat, alice, "hello again")
 	r.finalAnswer(chat, again.ID, "echo: hello again")
 	assert.Equal(t, "plan", flagValue(r.cliArgs(key), "--permission-mode"))
 }
 
 func TestStoredModeNoLongerAllowedFallsBack(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t, withConfig(func(c *config.Config) {
 		c.Claude.AllowedModes = append(c.Claude.AllowedModes, config.PermissionBypass)
 	}))
 	md := r.say(chat, alice, "/mode bypassPermissions")
-	r.waitBot(chat, "switched", func(m tgfake.Message) bool {
+	r.waitBot(chat, "switched", func(m telegramtest.Message) bool {
 		return m.ReplyTo == md.ID && m.Text == "Permission mode: bypassPermissions"
 	})
 	assert.Equal(t, "bypassPermissions", r.storedChat(key).PermissionMode)
@@ -202,7 +202,7 @@ func TestStoredModeNoLongerAllowedFallsBack(t *testing.T) {
 	r.mutate = nil // the default allowed_modes: no bypass
 	r.start()
 	in := r.say(chat, alice, "hello")
-	r.waitBot(chat, "notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "notice", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "bypassPermissions is no longer allowed") && strings.Contains(m.Text, "Claude runs in default")
 	})
 	r.finalAnswer(chat, in.ID, "echo: hello")
@@ -214,7 +214,7 @@ func TestStoredModeNoLongerAllowedFallsBack(t *testing.T) {
 // switch itself to default; on a daemon that allows only plan, that is
 // switched back.
 func TestCLIModeSwitchOutsideListIsReverted(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t, withConfig(func(c *config.Config) {
 		c.Claude.PermissionMode = config.PermissionPlan
@@ -223,12 +223,12 @@ func TestCLIModeSwitchOutsideListIsReverted(t *testing.T) {
 	in := r.say(chat, alice, "PLANIT add a button")
 	plan := r.approvalMessage(chat, "Add a button")
 	r.tg.UserPresses(chat, plan.ID, buttonData(plan, "Approve plan"))
-	r.waitBot(chat, "revert notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "revert notice", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "Claude switched to default, which is not allowed") && strings.Contains(m.Text, "switching back to plan")
 	})
 	r.finalAnswer(chat, in.ID, "Plan approved")
 	st := r.say(chat, alice, "/status")
-	status := r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	status := r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
 	assert.Contains(t, status.Text, "Mode: plan")
 	assert.Empty(t, r.storedChat(key).PermissionMode)
 	// Not only untether's bookkeeping: the CLI itself is in plan mode again,
@@ -278,13 +278,13 @@ func cliLog(t *testing.T, path string) []string {
 // What the live CLI receives when a mode is refused: nothing. An allowed
 // switch, for comparison, reaches it (and the CLI is in that mode).
 func TestRefusedModeNeverReachesTheCLI(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	opt, log := withModeLog(t, func(*config.Config) {})
 	r := newRig(t, opt)
 	r.ask(chat, "hello") // a live CLI
 	for _, refused := range []string{"bypassPermissions", "manual"} {
 		md := r.say(chat, alice, "/mode "+refused)
-		r.waitBot(chat, "refusal", func(m tgfake.Message) bool { return m.ReplyTo == md.ID })
+		r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID })
 		for _, reply := range r.repliesTo(chat, md) {
 			assert.False(t, strings.HasPrefix(reply, "Permission mode:"), "refused: %s", reply)
 		}
@@ -292,7 +292,7 @@ func TestRefusedModeNeverReachesTheCLI(t *testing.T) {
 	assert.NotContains(t, strings.Join(cliLog(t, log), "\n"), "set_permission_mode", "no refused mode was sent to the CLI")
 
 	md := r.say(chat, alice, "/mode plan")
-	r.waitBot(chat, "switched", func(m tgfake.Message) bool { return m.ReplyTo == md.ID && m.Text == "Permission mode: plan" })
+	r.waitBot(chat, "switched", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && m.Text == "Permission mode: plan" })
 	lines := cliLog(t, log)
 	assert.Contains(t, lines, "control set_permission_mode plan", "an allowed switch does reach it")
 	assert.Equal(t, "mode plan", lines[len(lines)-1])
@@ -302,7 +302,7 @@ func TestRefusedModeNeverReachesTheCLI(t *testing.T) {
 // is undone in the CLI: it gets set_permission_mode back to the allowed
 // mode, and that is the mode it ends in.
 func TestCLIModeSwitchOutsideListIsUndoneInTheCLI(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	opt, log := withModeLog(t, func(c *config.Config) {
 		c.Claude.PermissionMode = config.PermissionPlan
 		c.Claude.AllowedModes = []config.PermissionMode{config.PermissionPlan, config.PermissionDefault}
@@ -310,7 +310,7 @@ func TestCLIModeSwitchOutsideListIsUndoneInTheCLI(t *testing.T) {
 	r := newRig(t, opt)
 	in := r.say(chat, alice, "SWITCH bypassPermissions")
 	r.finalAnswer(chat, in.ID, "echo: SWITCH bypassPermissions")
-	r.waitBot(chat, "revert notice", func(m tgfake.Message) bool {
+	r.waitBot(chat, "revert notice", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "Claude switched to bypassPermissions, which is not allowed") && strings.Contains(m.Text, "switching back to plan")
 	})
 	require.Eventually(t, func() bool {
@@ -323,7 +323,7 @@ func TestCLIModeSwitchOutsideListIsUndoneInTheCLI(t *testing.T) {
 	in = r.say(chat, alice, "SWITCH default")
 	r.finalAnswer(chat, in.ID, "echo: SWITCH default")
 	st := r.say(chat, alice, "/status")
-	status := r.waitBot(chat, "status", func(m tgfake.Message) bool { return m.ReplyTo == st.ID })
+	status := r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
 	assert.Contains(t, status.Text, "Mode: default")
 	lines := cliLog(t, log)
 	assert.Equal(t, "mode default", lines[len(lines)-1])
@@ -334,7 +334,7 @@ func TestCLIModeSwitchOutsideListIsUndoneInTheCLI(t *testing.T) {
 // acceptEdits" suggestion; where acceptEdits is not allowed there is no
 // button for it, and allowing once leaves the next write asking.
 func TestAlwaysAllowNeverOffersADisallowedMode(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withTrustScript(), withConfig(func(c *config.Config) {
 		c.Claude.AllowedModes = []config.PermissionMode{config.PermissionDefault, config.PermissionPlan}
 	}))
@@ -354,7 +354,7 @@ func TestAlwaysAllowNeverOffersADisallowedMode(t *testing.T) {
 // TestAlwaysAllowModeBecomesTheChatsMode: an "always allow" that switches
 // to acceptEdits is the chat's mode from then on, also for the next CLI.
 func TestAlwaysAllowModeBecomesTheChatsMode(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t, withTrustScript())
 	in := r.say(chat, alice, "WRITEONE please")

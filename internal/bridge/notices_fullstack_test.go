@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // withRules runs the rig's real CLI against script() with extra rules
@@ -28,7 +28,7 @@ func withRules(rules []fakeapi.Rule, opts ...claudetest.Option) rigOption {
 // before, the notes lived only in the progress message, which a quick turn
 // never gets and a long one loses when it is edited down at the end.
 func TestQuickTurnAnswerCarriesItsNotices(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 
 	t.Run("API retry", func(t *testing.T) {
 		r := newRig(t, withRules([]fakeapi.Rule{{Name: "retry-once", When: fakeapi.Match{PromptContains: "RETRYONCE"}, Once: true,
@@ -91,7 +91,7 @@ func TestQuickTurnAnswerCarriesItsNotices(t *testing.T) {
 // (issue 8 §6): from tool_result_meta and result.permission_denials, and
 // an approval nobody answered is not put down to the user.
 func TestRefusedToolCallSaysWhy(t *testing.T) {
-	chat := tgfake.ChatID(alice)
+	chat := telegramtest.ChatID(alice)
 	t.Run("denied by you", func(t *testing.T) {
 		r := newRig(t)
 		in := r.say(chat, alice, "BASHRUN please")

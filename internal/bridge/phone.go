@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"path"
+	"sync/atomic"
 
 	"github.com/go-telegram/bot/models"
 
@@ -24,6 +25,12 @@ type phoneState struct {
 	edits   map[string]*editedMessage // by button token
 	editIDs []string                  // oldest first, to bound edits
 	batch   *batch                    // an album or forwards being collected (batch.go)
+	// outboxDirs are the directories the last turn's end found in the
+	// chat's outbox, already reported (outbox_scan.go).
+	outboxDirs map[string]bool
+	// zipping is set while a /get of a directory is zipped: one at a
+	// time per chat (get.go). Set on the actor, cleared off it.
+	zipping atomic.Bool
 }
 
 // editedMessage is an edit the user may send as a new message.
@@ -59,14 +66,18 @@ func (c *chat) sendFullDiff(a *approval) {
 		c.reply("⚠️ The full diff is written to the project directory before it is sent, and this chat's project is on another host.", int(a.msg.ID()))
 		return
 	}
-	rel, err := writeSent(workdir, name, []byte(diff), a.created)
+	f, rel, err := writeSent(workdir, name, []byte(diff), a.created) // files_out.go
 	if err != nil {
+		c.b.ownDirRefused(err)
 		c.log.Warn().Err(err).Msg("write the full diff")
 		c.reply("⚠️ Could not prepare the diff: "+render.EscapeHTML(err.Error()), int(a.msg.ID()))
 		return
 	}
+	// Sent from the descriptor written: .untether/sent is writable by
+	// Claude's tools, so the name may not be this file by the time of
+	// the upload.
 	c.b.out.SendMedia(c.ctx(), c.outKey, outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
-		Dir: workdir, Path: rel, Name: name, Caption: "📄 The whole change to <code>" + render.EscapeHTML(path.Base(name[:len(name)-len(".diff")])) + "</code>"}}},
+		Dir: workdir, Path: rel, Name: name, File: f, Caption: "📄 The whole change to <code>" + render.EscapeHTML(path.Base(name[:len(name)-len(".diff")])) + "</code>"}}},
 		outbox.SendOptions{ReplyTo: a.msg.ID(), Tag: tagFile})
 }
 

@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,11 +61,13 @@ func TestScanOutboxSortsFilesIntoPhotosDocumentsAndSkips(t *testing.T) {
 	big.Close()
 	require.NoError(t, os.Symlink("/etc/hostname", filepath.Join(out, "link")))
 
-	root, err := os.OpenRoot(dir)
+	root, err := openOwnDir(dir, ".untether/outbox/1", false)
 	require.NoError(t, err)
 	defer root.Close()
-	files, err := scanOutbox(root, ".untether/outbox/1")
+	files, more, err := scanOutbox(root, 10)
 	require.NoError(t, err)
+	assert.False(t, more)
+	defer closeFiles(files)
 	got := map[string]string{}
 	for _, f := range files {
 		switch {
@@ -81,16 +84,12 @@ func TestScanOutboxSortsFilesIntoPhotosDocumentsAndSkips(t *testing.T) {
 		"empty.txt": "skip: is empty",
 		"huge.bin":  "skip: is 50.0 MB, over the 50 MB Telegram lets a bot send",
 		"link":      "skip: is a symbolic link; only regular files are sent",
-		"sub":       "skip: is a directory; only files directly in the outbox directory are sent",
+		"sub":       "skip: is a directory; only files directly in the outbox directory are sent, and it is left where it is",
 	}, got)
-
-	none, err := scanOutbox(root, ".untether/outbox/2")
-	require.NoError(t, err)
-	assert.Empty(t, none, "a chat without an outbox has nothing to send")
 }
 
 func TestSentNameNeverReusesAName(t *testing.T) {
-	root, err := os.OpenRoot(t.TempDir())
+	root, err := openOwnDir(t.TempDir(), sentDir, true)
 	require.NoError(t, err)
 	defer root.Close()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -106,9 +105,10 @@ func TestResolveGet(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "src"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "src/main.go"), []byte("package main"), 0o600))
 	require.NoError(t, os.Symlink("src", filepath.Join(dir, "linkdir")))
-	root, err := os.OpenRoot(dir)
-	require.NoError(t, err)
-	defer root.Close()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".untether/sent"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".untether/sent/20260102-030405-other-chat.txt"), []byte("another chat's"), 0o600))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".worktrees/fix/.untether/uploads"), 0o700))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "src/pipe"), 0o600))
 	deny := config.DefaultDeny()
 	tests := []struct {
 		arg, rel, refusal string
@@ -123,12 +123,24 @@ func TestResolveGet(t *testing.T) {
 		{"/etc/passwd", "", "not inside the project"},
 		{"src/.env.prod", "", "deny"},
 		{"src/nope.go", "", "No such file"},
+		{"src/main.go/x", "", "No such file"},
+		{"src/pipe", "src/pipe", ""}, // found, and answered as neither file nor directory, without opening it
+		// Untether's own files: uploads, and what was sent to every chat
+		// of the project (issue 22 §9).
+		{".untether/sent/20260102-030405-other-chat.txt", "", "untether's own files"},
+		{".untether/sent", "", "untether's own files"},
+		{".untether", "", "untether's own files"},
+		{filepath.Join(dir, ".untether/sent"), "", "untether's own files"},
+		{".worktrees/fix/.untether/uploads", "", "untether's own files"},
 	}
 	for _, tt := range tests {
-		target, err := resolveGet(root, dir, tt.arg, deny)
+		target, err := resolveGet(dir, tt.arg, deny)
 		if tt.refusal == "" {
 			require.NoError(t, err, tt.arg)
 			assert.Equal(t, tt.rel, target.rel, tt.arg)
+			if target.file != nil {
+				target.file.Close()
+			}
 			continue
 		}
 		require.Error(t, err, tt.arg)

@@ -16,24 +16,24 @@ import (
 
 	"github.com/untether/untether/internal/bridge"
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // pollRig is a bridge polling the fake Bot API with no CLI behind it: the
 // updates it gets come from a user who is not allowed, so nothing starts a
 // turn, and the test sees the poll loop alone.
 type pollRig struct {
-	tg   *tgfake.Server
+	tg   *telegramtest.Server
 	b    *bridge.Bridge
 	logs *lockedBuffer
 }
 
 func newPollRig(t *testing.T) *pollRig {
 	t.Helper()
-	r := &pollRig{tg: tgfake.New(t, tgfake.WithBotIdentity("Untether", "untether_bot")), logs: &lockedBuffer{}}
-	r.tg.AddChat(tgfake.Chat{ID: tgfake.ChatID(mallory), Type: tgfake.Private, FirstName: "Mallory"})
+	r := &pollRig{tg: telegramtest.New(t, telegramtest.WithBotIdentity("Untether", "untether_bot")), logs: &lockedBuffer{}}
+	r.tg.AddChat(telegramtest.Chat{ID: telegramtest.ChatID(mallory), Type: telegramtest.Private, FirstName: "Mallory"})
 	dir := t.TempDir()
 	store, err := state.Open(context.Background(), dir)
 	require.NoError(t, err)
@@ -108,16 +108,16 @@ func logLinesOf(log, msg string) []logLine {
 // line naming it, and the daemon stays healthy. The seed corpus runs as a
 // normal test.
 func FuzzPollLoopNeverStalls(f *testing.F) {
-	for _, s := range bridge.HostileSeeds() {
+	for _, s := range telegramtest.HostileSeeds() {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := newPollRig(t)
-		batch := bridge.HostileBatch(data, int64(mallory), int64(mallory))
-		kinds := map[tgfake.UpdateID]string{}
+		batch := telegramtest.HostileBatch(data, int64(mallory), int64(mallory))
+		kinds := map[telegramtest.UpdateID]string{}
 		noID := 0
 		for _, u := range batch {
-			id := r.tg.InjectRaw(u.Kind, func(id tgfake.UpdateID) json.RawMessage { return u.Build(int64(id)) })
+			id := r.tg.InjectRaw(u.Kind, func(id telegramtest.UpdateID) json.RawMessage { return u.Build(int64(id)) })
 			if u.NoID {
 				noID++
 				continue
@@ -133,7 +133,7 @@ func FuzzPollLoopNeverStalls(f *testing.F) {
 		// The worker handles in id order, so everything before it is done.
 		require.Eventually(t, func() bool { return r.handledLines()[int64(sentinel)] > 0 }, wait, 5*time.Millisecond,
 			"the update after the batch was never handled; log:\n%s", r.logs.String())
-		r.tg.WaitFor(wait, func(sn *tgfake.Snapshot) bool { return sn.ConfirmedOffset > sentinel })
+		r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool { return sn.ConfirmedOffset > sentinel })
 
 		log := r.logs.String()
 		handled := r.handledLines()

@@ -40,11 +40,18 @@ func (b *Bridge) killLeftovers(ctx context.Context) {
 	for i, p := range procs {
 		recs[i] = runner.ProcRecord{PID: p.PID, StartTime: p.StartTime, Tag: p.Tag}
 	}
-	n, err := runner.KillLeftovers(recs)
+	killed, err := runner.KillLeftovers(recs)
 	if err != nil {
 		b.log.Error().Err(err).Msg("kill the CLI processes of the previous run")
 	}
-	b.log.Info().Int("recorded", len(procs)).Int("killed", n).Msg("cleaned up after the previous run")
+	names, pids := make([]string, len(killed)), make([]int, len(killed))
+	for i, k := range killed {
+		names[i], pids[i] = k.Name, k.PID
+	}
+	// The names say what outlived the previous run: a tool that setsid'd
+	// away, or a tool's command still running when its CLI was killed.
+	b.log.Info().Int("recorded", len(procs)).Int("killed", len(killed)).Strs("processes", names).Ints("pids", pids).
+		Msg("cleaned up after the previous run")
 	for _, p := range procs {
 		if err := b.store.DeleteCLIProc(ctx, p.Tag); err != nil {
 			b.log.Warn().Err(err).Msg("forget a CLI process of the previous run")

@@ -125,13 +125,14 @@ func (c *chat) chatWord() string {
 }
 
 // noteSession makes id the session of the place the live session was made
-// for, and files it in the chat's history.
-func (c *chat) noteSession(id string) {
-	c.rec.SessionID = id
+// for, and files it in the chat's history. Only a runner.SessionID is
+// stored, so only a canonical UUID ever is.
+func (c *chat) noteSession(id runner.SessionID) {
+	c.rec.SessionID = string(id)
 	c.saveRecord()
 	// A continued session's first prompt was someone else's.
 	c.promptNoted = c.continued
-	if err := c.b.store.NoteSession(c.ctx(), c.key, c.sessPlace.project, c.sessPlace.branch, id); err != nil {
+	if err := c.b.store.NoteSession(c.ctx(), c.key, c.sessPlace.project, c.sessPlace.branch, string(id)); err != nil {
 		c.log.Error().Err(err).Msg("note the session of the project")
 	}
 }
@@ -348,14 +349,32 @@ func (c *chat) startErrorText(err error) string {
 }
 
 // spawnPlace returns where the chat's next session runs and the session it
-// resumes there, after dropping a chosen project the config lost.
-func (c *chat) spawnPlace(cfg *config.Config) (config.ProjectSettings, place, string) {
+// resumes there ("" starts one), after dropping a chosen project the config
+// lost. A stored id that is not a session id (runner.ParseSessionID) is
+// never passed to the CLI: it is forgotten, and the chat told that Claude
+// starts a new session.
+func (c *chat) spawnPlace(cfg *config.Config) (config.ProjectSettings, place, runner.SessionID) {
 	c.dropRemovedProject(cfg)
 	p, pl := c.placeFor(cfg)
-	sid, err := c.b.store.ProjectSession(c.ctx(), c.key, pl.project, pl.branch)
+	stored, err := c.b.store.ProjectSession(c.ctx(), c.key, pl.project, pl.branch)
 	if err != nil {
 		c.log.Error().Err(err).Msg("read the session of the project")
-		sid = c.record().SessionID
+		stored = c.record().SessionID
+	}
+	if stored == "" {
+		return p, pl, ""
+	}
+	sid, err := runner.ParseSessionID(stored)
+	if err != nil {
+		c.log.Error().Err(err).Str("project", pl.String()).Msg("the stored session id is not a session id; starting a new session")
+		if err := c.b.store.NoteSession(c.ctx(), c.key, pl.project, pl.branch, ""); err != nil {
+			c.log.Error().Err(err).Msg("forget the damaged session id")
+		}
+		c.rec.SessionID = ""
+		c.saveRecord()
+		c.reply("⚠️ The session this "+c.chatWord()+" had in <b>"+render.EscapeHTML(pl.String())+
+			"</b> cannot be resumed: its stored id is not a valid session id. Claude starts a new session.", 0)
+		return p, pl, ""
 	}
 	return p, pl, sid
 }

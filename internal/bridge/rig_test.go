@@ -16,11 +16,11 @@ import (
 	"github.com/untether/untether/internal/bridge"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // These tests run the whole daemon stack: go-telegram/bot against the
@@ -28,8 +28,8 @@ import (
 // CLI against the in-repo fake Anthropic API.
 
 const (
-	alice   = tgfake.UserID(1001)
-	mallory = tgfake.UserID(6666)
+	alice   = telegramtest.UserID(1001)
+	mallory = telegramtest.UserID(6666)
 	wait    = 90 * time.Second // bounds a failure, never decides a pass
 )
 
@@ -72,7 +72,7 @@ func longAnswer() string {
 
 type rig struct {
 	t      *testing.T
-	tg     *tgfake.Server
+	tg     *telegramtest.Server
 	claude *claudetest.Env
 	dir    string
 	store  *state.Store
@@ -117,7 +117,7 @@ func withConfig(f func(*config.Config)) rigOption { return func(r *rig) { r.muta
 
 func newRig(t *testing.T, opts ...rigOption) *rig {
 	t.Helper()
-	r := &rig{t: t, tg: tgfake.New(t, tgfake.WithBotIdentity("Untether", "untether_bot")),
+	r := &rig{t: t, tg: telegramtest.New(t, telegramtest.WithBotIdentity("Untether", "untether_bot")),
 		dir: t.TempDir(), logs: &lockedBuffer{}}
 	for _, o := range opts {
 		o(r)
@@ -125,7 +125,7 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	if r.claude == nil {
 		r.claude = claudetest.New(t, script())
 	}
-	r.tg.AddChat(tgfake.Chat{ID: tgfake.ChatID(alice), Type: tgfake.Private, FirstName: "Alice", Username: "alice"})
+	r.tg.AddChat(telegramtest.Chat{ID: telegramtest.ChatID(alice), Type: telegramtest.Private, FirstName: "Alice", Username: "alice"})
 	r.start()
 	t.Cleanup(r.stop)
 	return r
@@ -210,28 +210,28 @@ func (r *rig) crash() {
 	r.b = nil
 }
 
-func (r *rig) say(chat tgfake.ChatID, user tgfake.UserID, text string) tgfake.Message {
-	return r.tg.UserSends(chat, tgfake.User{ID: user, FirstName: "U"}, text)
+func (r *rig) say(chat telegramtest.ChatID, user telegramtest.UserID, text string) telegramtest.Message {
+	return r.tg.UserSends(chat, telegramtest.User{ID: user, FirstName: "U"}, text)
 }
 
 // waitBot waits for a bot message in chat that satisfies pred.
-func (r *rig) waitBot(chat tgfake.ChatID, what string, pred func(tgfake.Message) bool) tgfake.Message {
+func (r *rig) waitBot(chat telegramtest.ChatID, what string, pred func(telegramtest.Message) bool) telegramtest.Message {
 	r.t.Helper()
 	return r.tg.WaitForBotMessage(wait, chat, what, pred)
 }
 
-func (r *rig) finalAnswer(chat tgfake.ChatID, to tgfake.MessageID, contains string) tgfake.Message {
+func (r *rig) finalAnswer(chat telegramtest.ChatID, to telegramtest.MessageID, contains string) telegramtest.Message {
 	r.t.Helper()
-	return r.waitBot(chat, "final answer", func(m tgfake.Message) bool {
+	return r.waitBot(chat, "final answer", func(m telegramtest.Message) bool {
 		return m.ReplyTo == to && strings.Contains(m.Text, contains) && len(m.Keyboard) == 0 && strings.Contains(m.Text, "⏱")
 	})
 }
 
-func buttonData(m tgfake.Message, label string) string { return m.ButtonData(label) }
+func buttonData(m telegramtest.Message, label string) string { return m.ButtonData(label) }
 
-func (r *rig) approvalMessage(chat tgfake.ChatID, contains string) tgfake.Message {
+func (r *rig) approvalMessage(chat telegramtest.ChatID, contains string) telegramtest.Message {
 	r.t.Helper()
-	return r.waitBot(chat, "approval", func(m tgfake.Message) bool {
+	return r.waitBot(chat, "approval", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, contains) && buttonData(m, "Deny") != "" || (strings.Contains(m.Text, contains) && len(m.Keyboard) > 0 && buttonData(m, "Cancel") == "")
 	})
 }

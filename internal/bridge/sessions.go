@@ -8,6 +8,7 @@ import (
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
 )
 
 // /sessions lists the chat's last sessions with a Resume button each;
@@ -64,10 +65,18 @@ func sessionLine(se state.Session, now time.Time) string {
 	return line
 }
 
-// resumeSession makes the chat resume session id, in the project and
-// branch it ran in, and reports whether it does (respond says why not).
-func (c *chat) resumeSession(id string, respond func(string)) bool {
-	se, err := c.b.store.GetSession(c.ctx(), id)
+// resumeSession makes the chat resume session id (a Resume button's, an
+// interrupted approval's), in the project and branch it ran in, and reports
+// whether it does (respond says why not). An id that is not a session id
+// (runner.ParseSessionID) changes nothing.
+func (c *chat) resumeSession(stored string, respond func(string)) bool {
+	id, err := runner.ParseSessionID(stored)
+	if err != nil {
+		c.log.Error().Err(err).Msg("resume a session whose stored id is not a session id")
+		respond("⚠️ That session cannot be resumed: its stored id is not a valid session id.")
+		return false
+	}
+	se, err := c.b.store.GetSession(c.ctx(), string(id))
 	if err != nil {
 		respond("⚠️ That session is not known any more.")
 		return false
@@ -90,13 +99,13 @@ func (c *chat) resumeSession(id string, respond func(string)) bool {
 	if !c.switchPlace(to, respond) {
 		return false
 	}
-	if err := c.b.store.NoteSession(c.ctx(), c.key, to.project, to.branch, id); err != nil {
+	if err := c.b.store.NoteSession(c.ctx(), c.key, to.project, to.branch, string(id)); err != nil {
 		c.log.Error().Err(err).Msg("resume a session")
 		respond("⚠️ Could not resume that session.")
 		return false
 	}
-	_ = c.b.store.TouchSession(c.ctx(), id)
-	c.rec.SessionID = id
+	_ = c.b.store.TouchSession(c.ctx(), string(id))
+	c.rec.SessionID = string(id)
 	c.saveRecord()
 	respond("↩️ Resuming " + sessionLine(se, time.Now()) + "\n" + c.arrivedText(p, to))
 	return true
@@ -117,7 +126,7 @@ func (c *chat) continueLatest(replyTo int) {
 		return
 	}
 	dir := placeDir(p, pl)
-	id, err := latestSession(c.b.claudeConfigDir(p), dir)
+	id, err := latestSession(c.b.cliHome(p), dir)
 	switch {
 	case err != nil:
 		c.log.Error().Err(err).Msg("find the latest session")

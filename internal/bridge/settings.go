@@ -17,8 +17,9 @@ import (
 // spawnConfig returns how the chat's next session runs: the runner config
 // from its project and choices, where it runs, and the session it resumes
 // there ("" starts one).
-func (c *chat) spawnConfig(cfg *config.Config) (runner.Config, place, string) {
+func (c *chat) spawnConfig(cfg *config.Config) (runner.Config, place, runner.SessionID) {
 	p, pl, sid := c.spawnPlace(cfg) // projects.go
+	c.dropInvalidModel(p)           // models.go
 	env := maps.Clone(p.Env)
 	if env == nil {
 		env = map[string]string{}

@@ -181,7 +181,7 @@ func (c *chat) onEvent(ev runner.Event) {
 			c.startTurn(c.userMsgs[c.started])
 		}
 		if string(e.SessionID) != c.rec.SessionID && e.SessionID != "" {
-			c.noteSession(string(e.SessionID)) // projects.go
+			c.noteSession(e.SessionID) // projects.go
 		}
 	case runner.ApprovalRequested:
 		c.requestApproval(e)
@@ -190,7 +190,7 @@ func (c *chat) onEvent(ev runner.Event) {
 			c.closeApproval(c.approvals[tok], state.DecisionWithdrawn, render.DecisionWithdrawn, nil, "")
 		}
 	case runner.SessionRestarted:
-		c.noteSession(string(e.Current)) // projects.go
+		c.noteSession(e.Current) // projects.go
 		c.reply("ℹ️ The previous conversation could not be resumed, so Claude started a new session.", 0)
 	case runner.ProcessExited:
 		c.onExit(e)

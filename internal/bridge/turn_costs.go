@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/untether/untether/internal/bridge/durable"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
@@ -193,7 +194,7 @@ func (b *Bridge) chargeTurn(ctx context.Context, rec state.TurnRecord, what stri
 	} else {
 		log.Msg("charging a turn of " + what)
 	}
-	if err := b.store.RecordTurn(withChatKey(ctx, rec.Key), rec); err != nil {
+	if err := b.store.RecordTurn(durable.WithChatKey(ctx, rec.Key), rec); err != nil {
 		b.log.Error().Err(err).Str("chat", rec.Key.String()).Msg("record a turn")
 	}
 }

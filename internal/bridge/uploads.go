@@ -15,9 +15,11 @@ import (
 	"unicode/utf8"
 )
 
-// Uploads are saved under <workdir>/.untether/uploads through os.Root: no
-// name a user sends, and no symlink planted in the workdir, can make a
-// write land outside that directory. Each file gets a new name (O_EXCL), so
+// Uploads are saved under <workdir>/.untether/uploads, reached through
+// safefs (own_dirs.go): no name a user sends, and no link planted in the
+// workdir (not even one that stays inside it), can make a write land
+// outside that directory, and a .untether or uploads that is not a real
+// directory is refused. Each file gets a new name (O_EXCL, O_NOFOLLOW), so
 // nothing is ever overwritten, and uploads older than [files] keep are
 // pruned at start and once a day.
 
@@ -79,40 +81,11 @@ func clean(s string, ok func(rune) bool) string {
 // recreates it: a path that reappears empty would hide the mistake.
 var errWorkdirGone = errors.New("the project directory does not exist")
 
-// openUploads opens the uploads directory of workdir as a root, creating it
-// (but never the workdir itself) if needed.
-func openUploads(workdir string, create bool) (*os.Root, error) {
-	return openDirIn(workdir, uploadsDir, create)
-}
-
-// openDirIn opens dir (relative to workdir) as a root, creating it (but
-// never the workdir itself) if needed.
-func openDirIn(workdir, rel string, create bool) (*os.Root, error) {
-	root, err := os.OpenRoot(workdir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s (was it moved or deleted?)", errWorkdirGone, workdir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open the project directory: %w", err)
-	}
-	defer root.Close()
-	if create {
-		if err := root.MkdirAll(rel, 0o700); err != nil {
-			return nil, fmt.Errorf("create %s: %w", rel, err)
-		}
-	}
-	up, err := root.OpenRoot(rel)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", rel, err)
-	}
-	return up, nil
-}
-
 // saveUpload writes what r yields (at most limit bytes, else errTooBig and
 // nothing is kept) to a new file named after original and received, and
 // returns its absolute path and size.
 func saveUpload(workdir, original string, r io.Reader, limit int64, received time.Time) (string, int64, error) {
-	up, err := openUploads(workdir, true)
+	up, err := openOwnDir(workdir, uploadsDir, true)
 	if err != nil {
 		return "", 0, fmt.Errorf("save the file: %w", err)
 	}
@@ -128,7 +101,7 @@ func saveUpload(workdir, original string, r io.Reader, limit int64, received tim
 		if i > 1 {
 			name = stamp + "-" + base + "-" + strconv.Itoa(i) + ext
 		}
-		f, err = up.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err = up.Create(name)
 		if !errors.Is(err, fs.ErrExist) || i >= 1000 {
 			break
 		}
@@ -161,9 +134,12 @@ func pruneUploads(workdir string, keep time.Duration, now time.Time) (int, error
 }
 
 // pruneDir deletes the regular files (and symbolic links) in dir, relative
-// to workdir, older than keep; see pruneUploads.
+// to workdir, older than keep; see pruneUploads. The directory is reached
+// through safefs: one that is a link, or below one, is refused, never
+// pruned. A directory in it is never removed (unlinkat removes files and
+// links only, even if an entry turned into a directory meanwhile).
 func pruneDir(workdir, rel string, keep time.Duration, now time.Time) (int, error) {
-	up, err := openDirIn(workdir, rel, false)
+	up, err := openOwnDir(workdir, rel, false)
 	if errors.Is(err, errWorkdirGone) || errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -171,24 +147,19 @@ func pruneDir(workdir, rel string, keep time.Duration, now time.Time) (int, erro
 		return 0, fmt.Errorf("prune %s: %w", rel, err)
 	}
 	defer up.Close()
-	dir, err := up.Open(".")
-	if err != nil {
-		return 0, fmt.Errorf("prune %s: %w", rel, err)
-	}
-	entries, err := dir.ReadDir(-1)
-	dir.Close()
+	names, err := up.Names(0)
 	if err != nil {
 		return 0, fmt.Errorf("prune %s: %w", rel, err)
 	}
 	cutoff := now.Add(-keep)
 	removed := 0
 	var errs []error
-	for _, e := range entries {
-		info, err := e.Info()
+	for _, name := range names {
+		info, err := up.Lstat(name)
 		if err != nil || !(info.Mode().IsRegular() || info.Mode()&fs.ModeSymlink != 0) || !info.ModTime().Before(cutoff) {
 			continue
 		}
-		if err := up.Remove(e.Name()); err != nil {
+		if err := up.Remove(name); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -207,6 +178,9 @@ func (b *Bridge) startUploadPruner(ctx context.Context) (stop func()) {
 		cfg := b.Config()
 		for _, dir := range projectDirs(cfg) { // projects.go
 			n, err := pruneUploads(dir, cfg.Files.Keep.Std(), now)
+			if b.ownDirRefused(err) {
+				continue // logged once; nothing is pruned through it
+			}
 			if err != nil {
 				b.log.Warn().Err(err).Msg("prune old uploads")
 			} else if n > 0 {

@@ -65,6 +65,12 @@ const (
 	// <workdir>/.untether/sent: a week.
 	DefaultOutboxKeep = Duration(7 * 24 * time.Hour)
 	DefaultZipDirs    = true
+	// DefaultMaxFilesPerTurn is how many files of Claude's outbox are sent
+	// at the end of one turn: two albums.
+	DefaultMaxFilesPerTurn = 20
+	// MaxFilesPerTurnLimit bounds it: more files than this in one turn is
+	// a flood, not a delivery.
+	MaxFilesPerTurnLimit = 500
 
 	// DefaultAlbumWait and DefaultForwardWait: how long untether collects
 	// the parts of an album, or forwarded messages and their comment,
@@ -386,6 +392,10 @@ type Files struct {
 	Deny []string `toml:"deny"`
 	// ZipDirs lets /get send a directory as a zip archive.
 	ZipDirs bool `toml:"zip_dirs"`
+	// MaxFilesPerTurn is how many files Claude left in its outbox are
+	// sent when one turn ends; the rest are moved to .untether/sent and
+	// counted in one "not sent" message.
+	MaxFilesPerTurn int `toml:"max_files_per_turn"`
 }
 
 // DefaultDeny is [files] deny's default: common places secrets live.
@@ -547,7 +557,7 @@ func Default() Config {
 		},
 		Render: Render{ShowResumeLine: DefaultShowResumeLine},
 		Files: Files{MaxUploadMB: DefaultMaxUploadMB, Keep: DefaultUploadKeep,
-			OutboxKeep: DefaultOutboxKeep, Deny: DefaultDeny(), ZipDirs: DefaultZipDirs},
+			OutboxKeep: DefaultOutboxKeep, Deny: DefaultDeny(), ZipDirs: DefaultZipDirs, MaxFilesPerTurn: DefaultMaxFilesPerTurn},
 		Voice: Voice{Command: []string{}, Model: DefaultVoiceModel, FFmpeg: DefaultVoiceFFmpeg, MaxMB: DefaultVoiceMaxMB,
 			Timeout: DefaultVoiceTimeout},
 		State:     State{Dir: DefaultStateDir, Retention: DefaultRetention},

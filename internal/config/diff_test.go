@@ -38,6 +38,7 @@ var wantReloadable = map[string]bool{
 	"files.outbox_keep":           true,
 	"files.deny":                  true,
 	"files.zip_dirs":              true,
+	"files.max_files_per_turn":    true,
 	"voice.api_url":               true,
 	"voice.api_key":               true,
 	"voice.api_key_env":           true,

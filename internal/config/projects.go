@@ -297,8 +297,8 @@ func (c *Config) validateProject(key string, p Project, ps *problems) {
 	if p.Home != "" && !remote && absPath(ps, key+".home", p.Home, false) {
 		isDir(ps, key+".home", p.Home)
 	}
-	if p.Model != "" && strings.ContainsAny(p.Model, " \t\n") {
-		ps.add(key+".model", "%q is not one word", p.Model)
+	if runner.CheckModel(p.Model) != nil {
+		ps.add(key+".model", "%q is not a model name; %s", p.Model, runner.ModelRule)
 	}
 	c.validateProjectModes(key, p, ps)
 	c.validateEnv(key+".env", p.Env, ps)

@@ -86,6 +86,7 @@ func TestProjectProblems(t *testing.T) {
 		{"relative remote path", "projects.api.path = \"src\"\nprojects.api.host = \"me@far\"", "projects.api.path", "absolute or start with ~/"},
 		{"cases collide", "projects.api.path = \"" + dir + "\"\nprojects.API.path = \"" + dir + "\"", "projects.api", "only in case"},
 		{"reserved name", `projects.default.path = "` + dir + `"`, "projects.default", "claude.workdir's project"},
+		{"model like a shell command", "projects.api.path = \"" + dir + "\"\nprojects.api.model = \"x';touch /tmp/pwned;'\"", "projects.api.model", "not a model name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

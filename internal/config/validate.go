@@ -135,9 +135,14 @@ func (c *Config) validateClaude(ps *problems) {
 	}
 
 	c.validateModes(ps)
+	// A model becomes the CLI's --model argument: the same rule /model
+	// applies to a chat's choice.
+	if runner.CheckModel(c.Claude.Model) != nil {
+		ps.add("claude.model", "%q is not a model name; %s", c.Claude.Model, runner.ModelRule)
+	}
 	for i, m := range c.Claude.Models {
-		if m == "" || strings.ContainsAny(m, " \t\n") {
-			ps.add("claude.models", "entry %d is %q; a model name is one word, e.g. \"sonnet\"", i, m)
+		if m == "" || runner.CheckModel(m) != nil {
+			ps.add("claude.models", "entry %d is %q; %s", i, m, runner.ModelRule)
 		}
 	}
 

@@ -40,6 +40,9 @@ func (c *Config) resolveVoice(env func(string) string, ps *problems) {
 // albums and forwards.
 func (c *Config) validatePhone(ps *problems) {
 	positive(ps, "files.outbox_keep", c.Files.OutboxKeep)
+	if n := c.Files.MaxFilesPerTurn; n < 1 || n > MaxFilesPerTurnLimit {
+		ps.add("files.max_files_per_turn", "is %d; must be between 1 and %d", n, MaxFilesPerTurnLimit)
+	}
 	for i, p := range c.Files.Deny {
 		if err := pathglob.Valid(p); err != nil {
 			ps.add("files.deny", "entry %d: %v", i, err)

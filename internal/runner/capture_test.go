@@ -55,9 +55,6 @@ type captureScenario struct {
 	// setup prepares the environment (e.g. settings in Home) before the
 	// CLI starts.
 	setup func(t *testing.T, env *claudetest.Env)
-	// ci: also run in CI against the pinned CLI, not only in make
-	// conformance.
-	ci bool
 	// want lists frame families (see lineFamilies) the scenario must show:
 	// the frames untether relies on for it.
 	want []string

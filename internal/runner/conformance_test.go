@@ -15,11 +15,9 @@ import (
 	"github.com/untether/untether/internal/runner/fakeapi"
 )
 
-// Conformance of a CLI release: `make conformance CLAUDE_VERSION=x.y.z` runs
-// every scenario below against that version (it sets UNTETHER_CONFORMANCE=1);
-// CI runs only the ones marked ci against the pinned version, so the harness
-// stays exercised without costing CI the full set, whose frames the replay
-// goldens and the other real-CLI tests already pin down for that version.
+// Conformance of a CLI release: every scenario below runs in every test run
+// (CI runs them all against the pinned version, in about 25 s), and
+// `make conformance CLAUDE_VERSION=x.y.z` runs them against another release.
 // The scenarios run the real CLI raw (see capture_test.go) and check that
 //   - every line it prints decodes: no non-JSON line, no known frame that
 //     decodes only partly;
@@ -29,9 +27,6 @@ import (
 //     Unknown event, see TestUnknownFramesAreTolerated) but must get a golden:
 //     rerun with UNTETHER_CAPTURE_DIR=testdata/transcripts, keep the capture
 //     that shows it, and run TestReplayTranscripts with -update.
-
-// envConformance, set to "1", runs every conformance scenario.
-const envConformance = "UNTETHER_CONFORMANCE"
 
 // lineFamilies names the shapes one stdout line shows, finer than
 // Frame.Kind: the type (with the subtype of system, result, control_request
@@ -176,12 +171,12 @@ func withHooks(t *testing.T, env *claudetest.Env) {
 func conformanceScenarios() []captureScenario {
 	partial := []string{"--include-partial-messages"}
 	return []captureScenario{
-		{name: "text-partial-two-turns", args: partial, ci: true,
+		{name: "text-partial-two-turns", args: partial,
 			steps: []captureStep{{prompt: "hello there"}, {prompt: "THINK about fruit"}},
 			want: []string{"control_response/success", "system/init", "stream_event/content_block_delta",
 				"stream_event/delta/text_delta", "stream_event/delta/thinking_delta", "assistant/block/text",
 				"assistant/block/thinking", "command_lifecycle", "result/success"}},
-		{name: "bash-allow", ci: true, steps: []captureStep{{prompt: "BASHRUN please"}},
+		{name: "bash-allow", steps: []captureStep{{prompt: "BASHRUN please"}},
 			want: []string{"assistant/block/tool_use", "control_request/can_use_tool", "user/block/tool_result", "result/success"}},
 		{name: "bash-deny", deny: true, steps: []captureStep{{prompt: "BASHRUN please"}},
 			want: []string{"control_request/can_use_tool", "user/block/tool_result", "result/success"}},
@@ -220,12 +215,8 @@ func TestRealCLIConformance(t *testing.T) {
 	dir := os.Getenv(envCaptureDir)
 	version := claudetest.WantVersion()
 	seen := familyKeys{}
-	all := os.Getenv(envConformance) == "1"
 	for _, sc := range conformanceScenarios() {
 		t.Run(sc.name, func(t *testing.T) {
-			if !sc.ci && !all {
-				t.Skipf("runs in make conformance (%s=1)", envConformance)
-			}
 			c := runCapture(t, conformanceScript(), sc)
 			if dir != "" {
 				require.NoError(t, writeCapture(c, dir, version, sc.name))

@@ -19,23 +19,37 @@
 //
 // Every child is started from one OS thread locked for the life of the
 // process (spawn_linux.go), so the CLI's parent-death signal (SIGKILL) fires
-// only when the daemon dies, however it dies. A ProcessTracker hears each
-// CLI's pid, /proc start time and tag, so the next start can KillLeftovers of
-// a killed instance without ever touching a reused pid.
+// only when the daemon dies, however it dies. That signal reaches the CLI
+// alone: its tools' commands and setsid'd tools outlive a SIGKILLed daemon.
+// A ProcessTracker hears each CLI's pid, /proc start time and tag, so the
+// next start can KillLeftovers of a killed instance (by group and by tag)
+// without ever touching a reused pid, and without counting a CLI the kernel
+// is still tearing down (PF_EXITING).
 //
 // A session normally names its conversation (--session-id, then --resume);
 // with Config.Continue its first process takes the latest conversation in
 // the workdir (--continue), e.g. one started at a terminal, and adopts the
-// id the CLI reports. With Config.Remote the CLI runs on another machine
+// id the CLI reports. A session id is only ever a canonical UUID and a model
+// only a plain model name (ids.go: ParseSessionID, CheckModel), each passed
+// glued to its flag (--resume=<id>, --model=<name>): an id the CLI reports
+// in another form is not adopted, and events carry none. With Config.Remote the CLI runs on another machine
 // through the system ssh client (remote.go): the supervised process is the
-// local ssh, the stream-json crosses ssh's pipes, the environment is sent
-// on stdin (never on a command line), and a small POSIX sh wrapper on the
-// remote side ties the CLI to the channel, so a closed or dead connection
-// ends it (ssh without a terminal would leave it running).
+// local ssh, the stream-json crosses ssh's pipes, and the command ssh runs
+// is a constant that every login shell (fish and csh included) reads alike.
+// The environment, the directory, the CLI and its arguments are sent on
+// stdin ahead of the stream-json, never on a command line, and a small
+// POSIX sh wrapper on the remote side reads them without evaluating them
+// and ties the CLI to the channel, so a closed or dead connection ends it
+// (ssh without a terminal would leave it running).
 //
 // Each spawn resolves the binary and checks the workdir again (preflight.go):
 // an updated binary is used by the next process, and a missing one or a
 // deleted workdir is a *MissingError (ErrBinaryMissing, ErrWorkdirMissing)
 // that starts, stops and recreates nothing. Durations are measured on the
 // monotonic clock, so wall-clock jumps move no idle close or stall.
+//
+// AuthStatus (auth.go) asks the CLI whether it is logged in, and how
+// (`claude auth status`): an API key, a token, or a stored claude.ai login
+// with the latest moment its sign-in ends. auth.go records which shapes of
+// the answer were seen from the real CLI and which are read from its code.
 package runner

@@ -41,6 +41,9 @@ type fakeScript struct {
 	// ExitAfterStdinEOF: exit when stdin closes (the real CLI does); false
 	// makes it hang instead.
 	HangOnEOF bool `json:"hang_on_eof,omitempty"`
+	// FrameSessionID, if set, is the session id its frames report instead
+	// of the one it was started with (a hostile or broken CLI).
+	FrameSessionID string `json:"frame_session_id,omitempty"`
 }
 
 // TestMain turns the test binary into the fake CLI when asked.
@@ -71,6 +74,9 @@ func fakeCLI(scriptJSON string) int {
 	sessionID, resumed := argValue(args, "--session-id"), false
 	if id := argValue(args, "--resume"); id != "" {
 		sessionID, resumed = id, true
+	}
+	if sc.FrameSessionID != "" {
+		sessionID = sc.FrameSessionID
 	}
 	if resumed && sc.UnknownResume {
 		fmt.Fprintln(os.Stderr, "No conversation found with session ID: "+sessionID)
@@ -282,10 +288,15 @@ func emitJSON(v any) {
 	os.Stdout.Write(append(b, '\n'))
 }
 
+// argValue is flag's value in args, given as "--flag value" or
+// "--flag=value".
 func argValue(args []string, flag string) string {
 	for i, a := range args {
 		if a == flag && i+1 < len(args) {
 			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
 		}
 	}
 	return ""

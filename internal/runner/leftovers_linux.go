@@ -24,9 +24,11 @@ type ProcessTracker interface {
 // from the records it kept: each recorded CLI still running under the same
 // pid and start time, with its process group, and every process carrying a
 // recorded tag (the tools that left the group), with their descendants. A
-// pid reused by another process is never touched. It returns how many
-// processes it killed; call it at start, before any session spawns.
-func KillLeftovers(records []ProcRecord) (int, error) {
+// pid reused by another process is never touched, nor is a process already
+// exiting (a CLI the parent-death signal reached, whose memory the kernel
+// is still freeing). It returns the processes it killed; call it at start,
+// before any session spawns.
+func KillLeftovers(records []ProcRecord) ([]Leftover, error) {
 	pgids, tags := map[int]bool{}, map[string]bool{}
 	for _, r := range records {
 		if st, err := readProcStat(r.PID); err == nil && st.StartTime == r.StartTime && !st.dead() && st.PID > 1 {
@@ -37,9 +39,19 @@ func KillLeftovers(records []ProcRecord) (int, error) {
 			tags[r.Tag] = true
 		}
 	}
-	n, err := killTrees(pgids, tags)
-	if err != nil {
-		return n, fmt.Errorf("kill leftover CLI processes: %w", err)
+	killed, err := killTrees(pgids, tags)
+	out := make([]Leftover, len(killed))
+	for i, p := range killed {
+		out[i] = Leftover{PID: p.PID, Name: p.Comm}
 	}
-	return n, nil
+	if err != nil {
+		return out, fmt.Errorf("kill leftover CLI processes: %w", err)
+	}
+	return out, nil
+}
+
+// Leftover is a process KillLeftovers killed.
+type Leftover struct {
+	PID  int
+	Name string // the kernel's name for it (comm), e.g. "tail" or "claude"
 }

@@ -93,21 +93,26 @@ func TestKillLeftovers(t *testing.T) {
 	reused := startLeftover(t, "", &syscall.SysProcAttr{Setpgid: true})
 	other := startLeftover(t, "tag-b", nil)
 
-	n, err := KillLeftovers([]ProcRecord{
+	killed, err := KillLeftovers([]ProcRecord{
 		{PID: cli.PID, StartTime: cli.StartTime, Tag: "tag-a"},
 		{PID: reused.PID, StartTime: reused.StartTime + 1, Tag: "tag-gone"},
 	})
 	require.NoError(t, err)
-	assert.Equal(t, 3, n)
+	pids := []int{}
+	for _, k := range killed {
+		pids = append(pids, k.PID)
+		assert.NotEmpty(t, k.Name)
+	}
+	assert.ElementsMatch(t, []int{cli.PID, inGroup.PID, escaped.PID}, pids)
 	for _, p := range []procStat{cli, inGroup, escaped} {
 		requireGone(t, p.PID, p.StartTime)
 	}
 	assert.True(t, alive(reused), "a reused pid is left alone")
 	assert.True(t, alive(other), "another tag is left alone")
 
-	n, err = KillLeftovers(nil)
+	killed, err = KillLeftovers(nil)
 	require.NoError(t, err)
-	assert.Zero(t, n)
+	assert.Empty(t, killed)
 }
 
 // onExitingThread runs f on a goroutine locked to a thread other than the
@@ -159,4 +164,43 @@ func TestCLISurvivesTheExitOfTheSpawningThread(t *testing.T) {
 			t.Fatalf("the CLI died: %+v", e)
 		}
 	}
+}
+
+// TestKillLeftoversLeavesTheDyingAlone: a recorded CLI that is already
+// exiting when the next start looks (PF_EXITING: its parent-death signal
+// landed and the kernel is still freeing its memory) gets no second signal
+// and is not counted as a leftover, but the clean-up still waits for it.
+func TestKillLeftoversLeavesTheDyingAlone(t *testing.T) {
+	require.NoError(t, EnableSubreaper())
+	// A stand-in for the dying CLI: it exits by itself in a moment.
+	cmd := exec.Command("sleep", "0.3")
+	cmd.Env = append(os.Environ(), procTagEnv+"=tag-dying")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, startOwned(cmd))
+	exited := make(chan error, 1)
+	go func() { exited <- waitOwned(cmd) }()
+	dying, err := readProcStat(cmd.Process.Pid)
+	require.NoError(t, err)
+	escaped := startLeftover(t, "tag-dying", &syscall.SysProcAttr{Setsid: true})
+
+	defer func(orig func() ([]procStat, error)) { procList = orig }(procList)
+	procList = func() ([]procStat, error) {
+		procs, err := listProcs()
+		for i := range procs {
+			if procs[i].PID == dying.PID {
+				procs[i].Flags |= pfExiting
+			}
+		}
+		return procs, err
+	}
+	start := time.Now()
+	killed, err := KillLeftovers([]ProcRecord{{PID: dying.PID, StartTime: dying.StartTime, Tag: "tag-dying"}})
+	require.NoError(t, err)
+	require.Len(t, killed, 1, "only the escaped tool: %v", killed)
+	assert.Equal(t, escaped.PID, killed[0].PID)
+	assert.NotEmpty(t, killed[0].Name)
+	if st, err := readProcStat(dying.PID); err == nil && st.StartTime == dying.StartTime {
+		t.Fatalf("KillLeftovers returned after %v, before the dying process was gone", time.Since(start))
+	}
+	require.NoError(t, <-exited, "it ended by itself: KillLeftovers sent it no signal")
 }

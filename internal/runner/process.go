@@ -79,11 +79,13 @@ func (s *Session) ensureProcess(ctx context.Context) error {
 	return err
 }
 
+// args is the CLI's argument list. Values that did not come from the
+// config (the session id, the model) are glued to their flags: ids.go.
 func (s *Session) args(id SessionID, resume bool) []string {
 	args := []string{"-p", "--output-format", "stream-json", "--input-format", "stream-json",
 		"--verbose", "--permission-prompt-tool", "stdio", "--permission-mode", string(s.cfg.PermissionMode)}
 	if s.cfg.Model != "" {
-		args = append(args, "--model", s.cfg.Model)
+		args = append(args, "--model="+s.cfg.Model)
 	}
 	if s.cfg.IncludePartialMessages {
 		args = append(args, "--include-partial-messages")
@@ -93,9 +95,9 @@ func (s *Session) args(id SessionID, resume bool) []string {
 		// The CLI picks the conversation; its system/init names it.
 		args = append(args, "--continue")
 	case resume:
-		args = append(args, "--resume", string(id))
+		args = append(args, "--resume="+string(id))
 	default:
-		args = append(args, "--session-id", string(id))
+		args = append(args, "--session-id="+string(id))
 	}
 	if s.cfg.MaxBudgetUSD != nil {
 		if usd := s.cfg.MaxBudgetUSD(); usd > 0 {

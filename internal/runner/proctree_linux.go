@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,12 +26,27 @@ const procTagEnv = "UNTETHER_PROC"
 type procStat struct {
 	PID, PPID, PGID int
 	State           byte
+	// Comm is the process's name (at most 15 bytes), for logs.
+	Comm string
+	// Flags is field 9, the kernel's PF_* flags: PF_EXITING marks a process
+	// already on its way out (a SIGKILLed CLI whose memory the kernel is
+	// still freeing), which needs no signal and is nobody's leftover.
+	Flags uint64
 	// StartTime is field 22, clock ticks after boot: with the pid it names
 	// one process for good, so a reused pid is never mistaken for it.
 	StartTime uint64
 }
 
 func (p procStat) dead() bool { return p.State == 'Z' || p.State == 'X' }
+
+// pfExiting is the kernel's PF_EXITING (include/linux/sched.h): set when a
+// process starts to exit, before its memory is released and long before
+// its parent reaps it.
+const pfExiting = 0x4
+
+// exiting reports whether p is already dying: killed or exited, but not yet
+// a zombie.
+func (p procStat) exiting() bool { return p.Flags&pfExiting != 0 }
 
 // ProcStartTime returns the start time of process pid as /proc reports it
 // (field 22 of /proc/<pid>/stat).
@@ -68,10 +84,12 @@ func parseProcStat(b []byte) (procStat, error) {
 	if len(f) < 20 || len(f[0]) != 1 {
 		return procStat{}, fmt.Errorf("%w: %d fields after comm", errBadStat, len(f))
 	}
-	st := procStat{PID: pid, State: f[0][0]}
+	st := procStat{PID: pid, State: f[0][0], Comm: string(b[open+1 : end])}
 	if st.PPID, err = strconv.Atoi(string(f[1])); err == nil {
 		if st.PGID, err = strconv.Atoi(string(f[2])); err == nil {
-			st.StartTime, err = strconv.ParseUint(string(f[19]), 10, 64)
+			if st.Flags, err = strconv.ParseUint(string(f[6]), 10, 64); err == nil {
+				st.StartTime, err = strconv.ParseUint(string(f[19]), 10, 64)
+			}
 		}
 	}
 	if err != nil {
@@ -79,6 +97,10 @@ func parseProcStat(b []byte) (procStat, error) {
 	}
 	return st, nil
 }
+
+// procList is what killTrees scans; a test can make it show a process as
+// exiting.
+var procList = listProcs
 
 // listProcs returns every process /proc shows; ones that vanish while
 // being read are skipped.
@@ -189,6 +211,11 @@ const sweepGrace = 2 * time.Second
 // reaping what the subreaper adopted, until they are all gone, and returns
 // how many it killed.
 func killTree(pgid int, tag string) (int, error) {
+	killed, err := killTreesOf(pgid, tag)
+	return len(killed), err
+}
+
+func killTreesOf(pgid int, tag string) ([]procStat, error) {
 	pgids, tags := map[int]bool{}, map[string]bool{}
 	if pgid > 1 {
 		pgids[pgid] = true
@@ -199,21 +226,28 @@ func killTree(pgid int, tag string) (int, error) {
 	return killTrees(pgids, tags)
 }
 
-func killTrees(pgids map[int]bool, tags map[string]bool) (int, error) {
+// killTrees SIGKILLs the members of the trees pgids and tags name, waits
+// until they are gone, and returns those it killed. Members already
+// exiting get no signal and are not counted, but are waited for too.
+func killTrees(pgids map[int]bool, tags map[string]bool) ([]procStat, error) {
 	if len(pgids) == 0 && len(tags) == 0 {
-		return 0, nil
+		return nil, nil
 	}
-	killed := map[int]procStat{}
+	killed, dying := map[int]procStat{}, map[int]procStat{}
 	// Rounds, because a member may fork between the scan and its kill; a
 	// process with SIGKILL pending forks no more, so this ends.
 	for round := 0; round < 20; round++ {
-		procs, err := listProcs()
+		procs, err := procList()
 		if err != nil {
-			return len(killed), err
+			return sortedProcs(killed), err
 		}
 		fresh := 0
 		for _, p := range treeMembers(procs, pgids, tags) {
 			if k, ok := killed[p.PID]; ok && k.StartTime == p.StartTime {
+				continue
+			}
+			if p.exiting() {
+				dying[p.PID] = p
 				continue
 			}
 			if err := killExact(p); err == nil {
@@ -225,11 +259,24 @@ func killTrees(pgids map[int]bool, tags map[string]bool) (int, error) {
 			break
 		}
 	}
-	n := len(killed)
-	if !waitGone(killed, sweepGrace) {
-		return n, fmt.Errorf("%d killed processes still there after %s", len(killed), sweepGrace)
+	out := sortedProcs(killed)
+	for pid, p := range killed {
+		dying[pid] = p
 	}
-	return n, nil
+	if !waitGone(dying, sweepGrace) {
+		return out, fmt.Errorf("%d killed processes still there after %s", len(dying), sweepGrace)
+	}
+	return out, nil
+}
+
+// sortedProcs lists procs by pid, so logs and tests see a stable order.
+func sortedProcs(procs map[int]procStat) []procStat {
+	out := make([]procStat, 0, len(procs))
+	for _, p := range procs {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b procStat) int { return a.PID - b.PID })
+	return out
 }
 
 // waitGone waits until none of procs is alive and none is left a zombie

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -173,4 +174,36 @@ func TestRealCLIContinueWithNothingToContinue(t *testing.T) {
 	assert.True(t, tc.OK)
 	assert.Equal(t, "echo: anyone there?", tc.Answer)
 	assert.Equal(t, tc.SessionID, r.s.ID())
+}
+
+// TestRealCLIRemoteUnderAFishLikeLoginShell: the real CLI over ssh on a
+// host whose login shell reads command lines as fish does, with a prompt
+// and a model that would break POSIX quoting there: the CLI answers, it got
+// the prompt and the model intact, and nothing else ran. Then a resume over
+// a new connection.
+func TestRealCLIRemoteUnderAFishLikeLoginShell(t *testing.T) {
+	srv := sshtest.Start(t, sshtest.FishLike())
+	pwned := filepath.Join(t.TempDir(), "PWNED")
+	prompt := `Say it\'s fine;touch ` + pwned + `;#` + "\nsecond line $(id)"
+	r := newRealSession(t, func(c *Config) {
+		c.Remote = &Remote{Host: srv.Host, SSHOptions: srv.Options}
+		c.Model = "claude-sonnet-4-5"
+		c.ExtraArgs = []string{"--append-system-prompt", prompt}
+	})
+	send(t, r.s, "REMEMBER plum")
+	_, i := r.log.waitFor(t, 0, "answer", answerIs("echo: REMEMBER plum"))
+	calls := r.env.API.ModelCalls()
+	last := calls[len(calls)-1]
+	assert.Contains(t, last.System(), prompt, "the prompt arrived byte for byte")
+	assert.Equal(t, "claude-sonnet-4-5", last.Model())
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, r.s.CloseProcess(ctx))
+	_, i = r.log.waitFor(t, i, "closed", func(ev Event) bool { return is[ProcessExited](ev) })
+	send(t, r.s, "what fruit?")
+	r.log.waitFor(t, i, "answer after resume", answerIs("echo: what fruit?"))
+	calls = r.env.API.ModelCalls()
+	assert.True(t, calls[len(calls)-1].AnyUserContains("REMEMBER plum"), "resumed with its history")
+	assert.NoFileExists(t, pwned)
 }

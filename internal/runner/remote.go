@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -12,17 +13,27 @@ import (
 // OpenSSH client: authentication, multiplexing (ControlMaster) and
 // reconnection are ssh's, the stream-json goes over ssh's stdin and stdout
 // unchanged (-T: no terminal to mangle it), and the process the runner
-// supervises is the local ssh. Its command line is
+// supervises is the local ssh. Its command line is a constant,
 //
-//	ssh -T -o BatchMode=yes [options] host -- sh -c '<wrapper>' untether <dir> <claude> <args>
+//	ssh -T -o BatchMode=yes [options] host -- sh -c '<wrapper>' untether
+//
+// with nothing of a chat's on it: the remote login shell, whatever it is
+// (sh, bash, zsh, fish, csh), parses that command line, and no quoting is
+// safe in all of them (fish reads \' inside single quotes as a quote). So
+// the wrapper is one line without ' \ ! or a newline, which every one of
+// them reads as the same single-quoted word, and everything else is sent
+// as the first lines on stdin (remoteInput): the environment, then the
+// project directory, the CLI and its arguments, which the wrapper reads
+// into its positional parameters without ever evaluating them. Nothing of
+// it is on a command line that every user of the remote machine could
+// read in ps (the CLI's own argv is, over there, as it is here).
 //
 // ssh does not stop a remote command when the channel closes (without a
 // terminal there is no hangup), so the wrapper ties the CLI to the channel:
-// it relays its own stdin to the CLI, and when that ends (the runner closed
-// it, or the connection is gone) the CLI gets end-of-input, then SIGTERM
-// and SIGKILL if it does not exit by itself within remoteGrace each. The
-// environment is sent as the first lines on stdin, never on a command line
-// that every user of the remote machine could read in ps.
+// it relays the rest of its stdin to the CLI, and when that ends (the
+// runner closed it, or the connection is gone) the CLI gets end-of-input,
+// then SIGTERM and SIGKILL if it does not exit by itself within remoteGrace
+// each.
 
 // Remote says where and how a session's CLI runs on another machine.
 type Remote struct {
@@ -38,31 +49,72 @@ type Remote struct {
 // its input ended, and then after SIGTERM, before the next step.
 const remoteGrace = "3"
 
-// remoteWrapper is the POSIX sh script run on the remote host. $1 is the
-// project directory (a leading ~/ is the login's home), the rest the CLI's
-// argv. The environment comes first on stdin as KEY=VALUE lines, ended by
-// an empty line.
-const remoteWrapper = `dir=$1; shift
-case $dir in "~/"*) dir=$HOME/${dir#??};; esac
-cd "$dir" 2>/dev/null || { echo "untether: cannot enter the directory $dir on $(uname -n)" >&2; exit 96; }
-while IFS= read -r kv && [ -n "$kv" ]; do export "$kv" || exit 96; done
-d=$(mktemp -d "${TMPDIR:-/tmp}/untether.XXXXXX") && mkfifo "$d/in" || { echo "untether: cannot make a pipe in ${TMPDIR:-/tmp} on $(uname -n)" >&2; exit 96; }
-exec 3<&0 </dev/null
-"$@" <"$d/in" 3<&- &
-cli=$!
-(
-  exec 4>"$d/in"
-  rm -rf "$d"
-  cat <&3 >&4
-  exec 4>&- 3<&-
-  sleep ` + remoteGrace + `; kill -TERM "$cli"
-  sleep ` + remoteGrace + `; kill -KILL "$cli"
-) >/dev/null 2>&1 &
-relay=$!
-exec 3<&-
-wait "$cli"; st=$?
-kill "$relay" 2>/dev/null
-exit "$st"`
+// Exit codes of the remote scripts, to tell their failures apart.
+const (
+	remoteBadInput = 95 // the preamble on stdin was cut short or malformed
+	remoteNoDir    = 96 // the directory cannot be entered (or, for a session, no pipe made)
+	remoteNoCLI    = 97 // the check's `<binary> --version` failed
+)
+
+// remotePreamble is the start of every remote script: it reads remoteInput
+// from stdin. The environment comes as KEY=VALUE lines ended by an empty
+// line and is exported; then the number of words, and the words one a
+// line, each decoded by printf %b (remoteWords escapes only \ and newline,
+// as \0ddd; the "." keeps a trailing newline from $(...)) into the
+// positional parameters. The first word is the directory, with a leading
+// ~/ as the login's home (not a HOME the environment sets).
+var remotePreamble = `home=$HOME; while IFS= read -r kv && [ -n "$kv" ]; do export "$kv" || exit ` + strconv.Itoa(remoteBadInput) + `; done; ` +
+	`read -r n && [ "$n" -ge 1 ] 2>/dev/null || exit ` + strconv.Itoa(remoteBadInput) + `; set --; ` +
+	`while [ "$#" -lt "$n" ]; do IFS= read -r w || exit ` + strconv.Itoa(remoteBadInput) + `; w=$(printf %b. "$w"); set -- "$@" "${w%.}"; done; ` +
+	`dir=$1; shift; case $dir in "~/"*) dir=$home/${dir#??};; esac; `
+
+// remoteWrapper runs a session's CLI: $@ after the preamble is the CLI and
+// its arguments.
+var remoteWrapper = remotePreamble +
+	`cd "$dir" 2>/dev/null || { echo "untether: cannot enter the directory $dir on $(uname -n)" >&2; exit ` + strconv.Itoa(remoteNoDir) + `; }; ` +
+	`d=$(mktemp -d "${TMPDIR:-/tmp}/untether.XXXXXX") && mkfifo "$d/in" || { echo "untether: cannot make a pipe in ${TMPDIR:-/tmp} on $(uname -n)" >&2; exit ` + strconv.Itoa(remoteNoDir) + `; }; ` +
+	`exec 3<&0 </dev/null; ` +
+	`"$@" <"$d/in" 3<&- & cli=$!; ` +
+	`( exec 4>"$d/in"; rm -rf "$d"; cat <&3 >&4; exec 4>&- 3<&-; ` +
+	`sleep ` + remoteGrace + `; kill -TERM "$cli"; sleep ` + remoteGrace + `; kill -KILL "$cli" ) >/dev/null 2>&1 & relay=$!; ` +
+	`exec 3<&-; wait "$cli"; st=$?; kill "$relay" 2>/dev/null; exit "$st"`
+
+// remoteCheckScript is `untether check --online`'s: $1 after the preamble
+// is the CLI, asked for its version in the directory.
+var remoteCheckScript = remotePreamble +
+	`cd "$dir" 2>/dev/null || exit ` + strconv.Itoa(remoteNoDir) + `; ` +
+	`"$1" --version 2>&1 || exit ` + strconv.Itoa(remoteNoCLI)
+
+// remoteCommand is the command line ssh sends to run script: a constant.
+func remoteCommand(script string) string { return "sh -c '" + script + "' untether" }
+
+// remoteWordEscapes are what remoteWords escapes, as printf %b reads it
+// back: always three octal digits after \0, so a digit that follows is
+// never taken into the escape.
+var remoteWordEscapes = strings.NewReplacer(`\`, `\0134`, "\n", `\0012`)
+
+// remoteWords is the words part of remoteInput.
+func remoteWords(words []string) ([]byte, error) {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(len(words)) + "\n")
+	for _, w := range words {
+		if strings.ContainsRune(w, 0) {
+			return nil, fmt.Errorf("%w: an argument of a remote CLI cannot hold a NUL byte: %.80q", ErrInvalidInput, w)
+		}
+		b.WriteString(remoteWordEscapes.Replace(w) + "\n")
+	}
+	return []byte(b.String()), nil
+}
+
+// remoteInput is what a remote script reads first on its stdin: env (as
+// remoteEnv makes it), then dir and the other words.
+func remoteInput(env []byte, dir string, words ...string) ([]byte, error) {
+	w, err := remoteWords(append([]string{dir}, words...))
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clip(env), w...), nil
+}
 
 // remoteEnvName is a variable the wrapper may export.
 var remoteEnvName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -94,30 +146,9 @@ func (r Remote) sshBinary() string {
 	return r.SSH
 }
 
-// remoteCommand is the shell command line that runs binary with args in
-// dir on the remote host, through the wrapper.
-func remoteCommand(dir, binary string, args []string) string {
-	words := append([]string{"sh", "-c", remoteWrapper, "untether", dir, binary}, args...)
-	quoted := make([]string, len(words))
-	for i, w := range words {
-		quoted[i] = ShellQuote(w)
-	}
-	return strings.Join(quoted, " ")
-}
-
-// ShellQuote quotes s for a POSIX shell (and csh and fish): single quotes,
-// with each ' written as '\”.
-func ShellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@%+,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// remoteEnv is the preamble the wrapper reads: the configured environment
-// and the daemon's locale, as sorted KEY=VALUE lines and an empty line.
+// remoteEnv is the environment part of remoteInput: the configured
+// environment and the daemon's locale, as sorted KEY=VALUE lines and an
+// empty line.
 func remoteEnv(inherited []string, extra map[string]string) ([]byte, error) {
 	vars := map[string]string{}
 	for _, kv := range inherited {
@@ -174,13 +205,18 @@ type launch struct {
 	tag string
 }
 
-// remoteLaunch builds the ssh command for a remote session's CLI.
+// remoteLaunch builds the ssh command for a remote session's CLI: the
+// constant command line, and the directory, the CLI, its arguments and its
+// environment on stdin.
 func (s *Session) remoteLaunch(sshPath string, cliArgs []string) (launch, error) {
 	r := s.cfg.Remote
-	pre, err := remoteEnv(s.cfg.InheritEnv, s.cfg.Env)
+	env, err := remoteEnv(s.cfg.InheritEnv, s.cfg.Env)
 	if err != nil {
 		return launch{}, err
 	}
-	return launch{bin: sshPath, args: r.SSHArgs(remoteCommand(s.cfg.Workdir, s.cfg.Binary, cliArgs)),
-		env: sshEnv(s.cfg.InheritEnv), stdin: pre}, nil
+	in, err := remoteInput(env, s.cfg.Workdir, append([]string{s.cfg.Binary}, cliArgs...)...)
+	if err != nil {
+		return launch{}, err
+	}
+	return launch{bin: sshPath, args: r.SSHArgs(remoteCommand(remoteWrapper)), env: sshEnv(s.cfg.InheritEnv), stdin: in}, nil
 }

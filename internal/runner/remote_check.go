@@ -13,12 +13,6 @@ import (
 // host (ssh exits 255: no route, refused, no key accepted, unknown host).
 var ErrRemoteUnreachable = errors.New("ssh could not reach the host")
 
-// Exit codes of the check's remote script, to tell its failures apart.
-const (
-	remoteNoDir = 96
-	remoteNoCLI = 97
-)
-
 // RemoteVersion checks a remote project the way `untether check --online`
 // reports it: ssh reaches r.Host (ErrRemoteUnreachable), dir exists there
 // (a *MissingError with ErrWorkdirMissing), and `binary --version` runs
@@ -28,13 +22,15 @@ func RemoteVersion(ctx context.Context, r Remote, dir, binary string) (string, e
 	if err != nil {
 		return "", &MissingError{Kind: ErrBinaryMissing, Path: r.sshBinary(), Err: err}
 	}
-	script := fmt.Sprintf(`dir=$1; case $dir in "~/"*) dir=$HOME/${dir#??};; esac
-cd "$dir" 2>/dev/null || exit %d
-"$2" --version 2>&1 || exit %d`, remoteNoDir, remoteNoCLI)
-	command := strings.Join([]string{"sh", "-c", ShellQuote(script), "untether-check", ShellQuote(dir), ShellQuote(binary)}, " ")
+	// Like a session's (remote.go): a constant command line, the
+	// directory and the binary on stdin, after an empty environment.
+	in, err := remoteInput([]byte("\n"), dir, binary)
+	if err != nil {
+		return "", err
+	}
 	var out, errOut bytes.Buffer
-	cmd := exec.CommandContext(ctx, ssh, r.SSHArgs(command)...)
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd := exec.CommandContext(ctx, ssh, r.SSHArgs(remoteCommand(remoteCheckScript))...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, &errOut
 	// Through startOwned, so the orphan reaper never reaps it under Wait.
 	if err := startOwned(cmd); err != nil {
 		return "", fmt.Errorf("run ssh %s: %w", r.Host, err)

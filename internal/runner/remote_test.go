@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,18 +18,6 @@ import (
 
 	"github.com/untether/untether/internal/runner/sshtest"
 )
-
-func TestShellQuoteSurvivesTheShell(t *testing.T) {
-	words := []string{"plain", "", "with space", "it's", `back\slash`, "$HOME", "`id`", "a\nb", "--flag=x", "~/src", "*", "é"}
-	var cmd strings.Builder
-	cmd.WriteString(`printf '%s\0' `)
-	for _, w := range words {
-		cmd.WriteString(ShellQuote(w) + " ")
-	}
-	out, err := exec.Command("sh", "-c", cmd.String()).Output()
-	require.NoError(t, err)
-	assert.Equal(t, words, strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"))
-}
 
 func TestRemoteEnv(t *testing.T) {
 	pre, err := remoteEnv([]string{"PATH=/local/bin", "HOME=/home/local", "LANG=de_DE.UTF-8", "LC_ALL=C", "SECRET=x"},
@@ -53,8 +40,9 @@ func TestSSHArgs(t *testing.T) {
 }
 
 // wrapperRun runs the wrapper the way the remote login shell does (sh -c
-// with the command line ssh sends), without ssh, so its own behaviour is
-// measured: the CLI is a stand-in script.
+// with the command line ssh sends, and remoteInput first on stdin),
+// without ssh, so its own behaviour is measured: the CLI is a stand-in
+// script.
 type wrapperRun struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -66,7 +54,7 @@ type wrapperRun struct {
 func startWrapper(t *testing.T, dir, cli string, env map[string]string) *wrapperRun {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command("sh", "-c", remoteCommand(dir, "sh", []string{"-c", cli}))
+	cmd := exec.Command("sh", "-c", remoteCommand(remoteWrapper))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as sshd starts it
 	stdin, err := cmd.StdinPipe()
@@ -81,6 +69,8 @@ func startWrapper(t *testing.T, dir, cli string, env map[string]string) *wrapper
 		<-w.exited
 	})
 	pre, err := remoteEnv(nil, env)
+	require.NoError(t, err)
+	pre, err = remoteInput(pre, dir, "sh", "-c", cli)
 	require.NoError(t, err)
 	_, err = stdin.Write(pre)
 	require.NoError(t, err)
@@ -196,4 +186,15 @@ func TestRemoteVersion(t *testing.T) {
 	assert.ErrorIs(t, err, ErrBinaryMissing)
 	_, err = RemoteVersion(ctx, Remote{Host: "nobody@127.0.0.1", SSHOptions: append(slices.Clone(srv.Options), "-o", "ConnectTimeout=5")}, dir, bin)
 	assert.ErrorIs(t, err, ErrRemoteUnreachable, "a user the server does not accept")
+
+	// A login shell that reads command lines as fish does, and a directory
+	// no quoting survives there: the check's command line is a constant too.
+	fish := sshtest.Start(t, sshtest.FishLike())
+	odd := filepath.Join(t.TempDir(), `it\'s a dir;#`)
+	require.NoError(t, os.Mkdir(odd, 0o755))
+	v, err = RemoteVersion(ctx, Remote{Host: fish.Host, SSHOptions: fish.Options}, odd, bin)
+	require.NoError(t, err)
+	assert.Equal(t, "2.1.330", v)
+	_, err = RemoteVersion(ctx, Remote{Host: fish.Host, SSHOptions: fish.Options}, filepath.Join(odd, "missing"), bin)
+	assert.ErrorIs(t, err, ErrWorkdirMissing)
 }

@@ -119,8 +119,9 @@ type Session struct {
 	reqSeq atomic.Uint64
 }
 
-// NewSession prepares a session. id is the Claude session id; resume says
-// whether a CLI process has used it before (then --resume, else
+// NewSession prepares a session. id is the Claude session id ("" makes
+// one; anything but a canonical UUID is refused, see ParseSessionID);
+// resume says whether a CLI process has used it before (then --resume, else
 // --session-id). costBaseline is the CLI's running cost total persisted at
 // the last result, used to compute per-turn costs after a resume.
 func NewSession(cfg Config, id SessionID, resume bool, costBaseline float64) (*Session, error) {
@@ -144,6 +145,11 @@ func NewSession(cfg Config, id SessionID, resume bool, costBaseline float64) (*S
 	}
 	if id == "" {
 		id, resume = NewSessionID(), false
+	} else if _, err := ParseSessionID(string(id)); err != nil {
+		return nil, fmt.Errorf("new session: %w", err) // ids.go: never an argument of the CLI's
+	}
+	if err := CheckModel(cfg.Model); err != nil {
+		return nil, fmt.Errorf("new session: %w", err)
 	}
 	s := &Session{
 		cfg:       cfg,

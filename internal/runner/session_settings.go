@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -25,8 +24,8 @@ func (s *Session) AdoptPermissionMode(mode PermissionMode) error {
 // AdoptModel changes the model the next process starts with, without asking
 // the live one (e.g. to fall back from a model the API refused).
 func (s *Session) AdoptModel(model string) error {
-	if strings.ContainsAny(model, " \t\n") {
-		return fmt.Errorf("adopt model: %w: %q", ErrInvalidInput, model)
+	if err := CheckModel(model); err != nil {
+		return fmt.Errorf("adopt model: %w", err)
 	}
 	s.mu.Lock()
 	s.cfg.Model = model
@@ -40,8 +39,8 @@ func (s *Session) AdoptModel(model string) error {
 // ErrControl) keeps the old model. Without a live process the model is only
 // remembered for the next one, which is then the first to try it.
 func (s *Session) TrySetModel(ctx context.Context, model string) (live bool, err error) {
-	if strings.ContainsAny(model, " \t\n") {
-		return false, fmt.Errorf("set model: %w: %q", ErrInvalidInput, model)
+	if err := CheckModel(model); err != nil {
+		return false, fmt.Errorf("set model: %w", err)
 	}
 	var fields map[string]any
 	if model != "" {

@@ -37,7 +37,7 @@ func TestSessionAdoptsModeAndModel(t *testing.T) {
 	log.waitFor(t, 0, "answer", turnDone)
 	args := s.args(s.ID(), false)
 	assert.Contains(t, args, "plan")
-	assert.Contains(t, args, "claude-haiku-4-5")
+	assert.Contains(t, args, "--model=claude-haiku-4-5")
 	live, err := s.TrySetModel(context.Background(), "")
 	require.Error(t, err, "the fake CLI refuses set_model")
 	assert.False(t, live)

@@ -148,7 +148,7 @@ func TestSessionArgvAndEnvironment(t *testing.T) {
 	require.NoError(t, err)
 	args, env, _ := strings.Cut(string(raw), "--env--\n")
 	assert.Equal(t, "-p\n--output-format\nstream-json\n--input-format\nstream-json\n--verbose\n--permission-prompt-tool\nstdio\n"+
-		"--permission-mode\ndefault\n--model\nclaude-test\n--session-id\n"+string(first)+"\n--add-dir\n/tmp\n", args)
+		"--permission-mode\ndefault\n--model=claude-test\n--session-id="+string(first)+"\n--add-dir\n/tmp\n", args)
 	assert.Contains(t, env, "PATH=/usr/bin\n")
 	assert.Contains(t, env, "LC_ALL=C\n")
 	assert.Contains(t, env, "XDG_CONFIG_HOME=/x\n")
@@ -166,7 +166,7 @@ func TestSessionArgvAndEnvironment(t *testing.T) {
 	log.waitFor(t, n, "second turn", turnDone)
 	raw, err = os.ReadFile(argv)
 	require.NoError(t, err)
-	assert.Contains(t, string(raw), "--resume\n"+string(first)+"\n")
+	assert.Contains(t, string(raw), "\n--resume="+string(first)+"\n")
 	assert.NotContains(t, string(raw), "--session-id")
 	assert.Equal(t, first, s.ID())
 }
@@ -263,7 +263,7 @@ func TestSessionCrashThenResume(t *testing.T) {
 	ev, _ = log.waitFor(t, i, "turn after crash", turnDone)
 	assert.Equal(t, "echo: after crash", ev.(TurnCompleted).Answer)
 	raw, _ := os.ReadFile(argv)
-	assert.Contains(t, string(raw), "--resume\n"+string(s.ID()))
+	assert.Contains(t, string(raw), "\n--resume="+string(s.ID())+"\n")
 }
 
 func TestSessionUnknownResumeStartsFresh(t *testing.T) {

@@ -202,8 +202,14 @@ func (s *Session) observe(proc *process, f Frame) {
 			proc.sawInit = true
 			s.turnOpen = true
 			if f.SessionID != "" && SessionID(f.SessionID) != s.id {
-				s.log.Info().Str("new_session", f.SessionID).Msg("CLI reports a different session id; adopting it")
-				s.id = SessionID(f.SessionID)
+				// Only a canonical UUID is adopted: the id becomes the
+				// next process's --resume argument (ids.go).
+				if id, err := ParseSessionID(f.SessionID); err != nil {
+					s.log.Error().Err(err).Msg("CLI reports a session id that is not a UUID; not adopting it")
+				} else {
+					s.log.Info().Str("new_session", string(id)).Msg("CLI reports a different session id; adopting it")
+					s.id = id
+				}
 			}
 			s.recomputeStateLocked()
 			s.mu.Unlock()

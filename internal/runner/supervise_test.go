@@ -105,9 +105,11 @@ func TestParseProcStat(t *testing.T) {
 		bad      bool
 	}{
 		{name: "plain", in: "42 (sleep) S 1 42 42 0 -1 4194560 110 0 0 0 0 0 0 0 20 0 1 0 123456 8192 0 18446744073709551615",
-			want: procStat{PID: 42, PPID: 1, PGID: 42, State: 'S', StartTime: 123456}},
+			want: procStat{PID: 42, PPID: 1, PGID: 42, State: 'S', Comm: "sleep", Flags: 4194560, StartTime: 123456}},
 		{name: "comm with spaces and parens", in: "7 (a) b (c)) Z 3 5 5 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0",
-			want: procStat{PID: 7, PPID: 3, PGID: 5, State: 'Z', StartTime: 99}},
+			want: procStat{PID: 7, PPID: 3, PGID: 5, State: 'Z', Comm: "a) b (c)", StartTime: 99}},
+		{name: "exiting", in: "9 (claude) D 1 9 9 0 -1 4194564 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0",
+			want: procStat{PID: 9, PPID: 1, PGID: 9, State: 'D', Comm: "claude", Flags: 4194564, StartTime: 77}},
 		{name: "truncated", in: "7 (x) S 1 2 3", bad: true},
 		{name: "no comm", in: "7 x S 1 2 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99", bad: true},
 	}
@@ -120,6 +122,7 @@ func TestParseProcStat(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.name == "exiting", got.exiting())
 		})
 	}
 	self, err := readProcStat(os.Getpid())

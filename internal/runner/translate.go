@@ -95,7 +95,7 @@ func (t *Translator) system(f *SystemFrame, out []Event) []Event {
 		t.resetTurn()
 		tools := f.Tools
 		ev := TurnStarted{
-			SessionID: SessionID(f.SessionID), Model: f.Model,
+			SessionID: frameSessionID(f.SessionID), Model: f.Model,
 			PermissionMode: PermissionMode(f.PermissionMode), Cwd: f.Cwd,
 			Tools: tools, Version: f.ClaudeCodeVersion,
 			Wakeup: t.wake, ScheduledFor: t.wakeAt,
@@ -273,7 +273,7 @@ func (t *Translator) user(f *UserFrame, out []Event) []Event {
 
 func (t *Translator) result(f *ResultFrame, out []Event) []Event {
 	ev := TurnCompleted{
-		SessionID: SessionID(f.SessionID), OK: !f.IsError, Subtype: f.Subtype,
+		SessionID: frameSessionID(f.SessionID), OK: !f.IsError, Subtype: f.Subtype,
 		TerminalReason: f.TerminalReason, StopReason: rawString(f.StopReason),
 		Answer: f.Result, TotalCostUSD: f.TotalCostUSD, Usage: f.Usage,
 		Duration:    time.Duration(f.DurationMS) * time.Millisecond,

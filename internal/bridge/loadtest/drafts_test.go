@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // modelTap sits between the CLI and fakeapi and notes when each streamed
@@ -173,7 +173,7 @@ type streamTurn struct {
 // measureStream relates what reached the fake Telegram for chat after since
 // (drafts, the progress message and its edits, the answer) to the model's
 // deltas: when was each word the model wrote first visible in the chat?
-func measureStream(sn *tgfake.Snapshot, chat tgfake.ChatID, since time.Time, deltas []tapDelta) (streamTurn, error) {
+func measureStream(sn *telegramtest.Snapshot, chat telegramtest.ChatID, since time.Time, deltas []tapDelta) (streamTurn, error) {
 	var st streamTurn
 	type shown struct {
 		at   time.Time
@@ -248,10 +248,10 @@ func BenchmarkDraftStreaming(b *testing.B) {
 			r := newPeerRig(b, tapped(b, &tap))
 			chat := r.chat
 			if sc.group {
-				chat = tgfake.ChatID(loadGroup)
-				r.tg.AddChat(tgfake.Chat{ID: chat, Type: tgfake.Supergroup, Title: "team"})
+				chat = telegramtest.ChatID(loadGroup)
+				r.tg.AddChat(telegramtest.Chat{ID: chat, Type: telegramtest.Supergroup, Title: "team"})
 			}
-			say := func(text string) tgfake.Message {
+			say := func(text string) telegramtest.Message {
 				m, err := r.tg.TryUserSends(chat, r.user, text)
 				if err != nil {
 					b.Fatal(err)
@@ -261,7 +261,7 @@ func BenchmarkDraftStreaming(b *testing.B) {
 			answered := func(since time.Time, want string) bool {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
-				_, err := r.tg.Await(ctx, func(sn *tgfake.Snapshot) bool {
+				_, err := r.tg.Await(ctx, func(sn *telegramtest.Snapshot) bool {
 					for _, c := range sn.Calls {
 						if c.Method == "sendMessage" && c.OK() && c.Chat == chat && !c.Time.Before(since) &&
 							strings.Contains(c.Params["text"], want) && strings.Contains(c.Params["text"], "⏱") {
@@ -323,10 +323,10 @@ func TestMeasureStream(t *testing.T) {
 		{at: ms(100), text: "alpha-0001 alpha-0002 alpha-0003"},
 		{at: ms(200), text: "alpha-0001 alpha-0002 alpha-0003 alpha-0004"},
 	}
-	call := func(at int, method, text string, status int) tgfake.Call {
-		return tgfake.Call{Time: ms(at), Method: method, Chat: 5, Status: status, Params: map[string]string{"text": text}}
+	call := func(at int, method, text string, status int) telegramtest.Call {
+		return telegramtest.Call{Time: ms(at), Method: method, Chat: 5, Status: status, Params: map[string]string{"text": text}}
 	}
-	sn := &tgfake.Snapshot{Calls: []tgfake.Call{
+	sn := &telegramtest.Snapshot{Calls: []telegramtest.Call{
 		call(-50, "sendMessage", "alpha-0009 before the turn", 200),
 		call(150, "sendMessageDraft", "alpha-0001 alpha-0002", 200),
 		call(160, "sendChatAction", "", 200),

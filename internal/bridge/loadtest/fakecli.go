@@ -235,6 +235,9 @@ func argValue(args []string, flag string) string {
 		if a == flag && i+1 < len(args) {
 			return args[i+1]
 		}
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v // the runner glues session ids to their flags
+		}
 	}
 	return ""
 }

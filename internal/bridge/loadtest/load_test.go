@@ -12,15 +12,15 @@ import (
 	"time"
 
 	"github.com/untether/untether/internal/bridge/outbox"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // conv is one conversation: a private chat, or a topic of a forum.
 type conv struct {
-	chat   tgfake.ChatID
-	thread tgfake.ThreadID
-	user   tgfake.User
+	chat   telegramtest.ChatID
+	thread telegramtest.ThreadID
+	user   telegramtest.User
 }
 
 func (c conv) String() string { return fmt.Sprintf("%d/%d", c.chat, c.thread) }
@@ -29,7 +29,7 @@ func (c conv) String() string { return fmt.Sprintf("%d/%d", c.chat, c.thread) }
 type turnRec struct {
 	conv conv
 	tag  string
-	in   tgfake.Message
+	in   telegramtest.Message
 	lost bool
 }
 
@@ -79,21 +79,21 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-func setupConvs(tg *tgfake.Server, sc loadScenario) []conv {
+func setupConvs(tg *telegramtest.Server, sc loadScenario) []conv {
 	var convs []conv
 	if sc.topics > 0 {
-		group := tgfake.ChatID(loadGroup)
-		tg.AddChat(tgfake.Chat{ID: group, Type: tgfake.Supergroup, Title: "load", IsForum: true})
+		group := telegramtest.ChatID(loadGroup)
+		tg.AddChat(telegramtest.Chat{ID: group, Type: telegramtest.Supergroup, Title: "load", IsForum: true})
 		for i := 0; i < sc.topics; i++ {
-			u := tgfake.User{ID: tgfake.UserID(5000 + i), FirstName: "T" + strconv.Itoa(i)}
+			u := telegramtest.User{ID: telegramtest.UserID(5000 + i), FirstName: "T" + strconv.Itoa(i)}
 			convs = append(convs, conv{chat: group, thread: tg.AddTopic(group), user: u})
 		}
 		return convs
 	}
 	for i := 0; i < sc.chats; i++ {
-		id := tgfake.ChatID(10000 + i)
-		tg.AddChat(tgfake.Chat{ID: id, Type: tgfake.Private, FirstName: "U" + strconv.Itoa(i)})
-		convs = append(convs, conv{chat: id, user: tgfake.User{ID: tgfake.UserID(id), FirstName: "U" + strconv.Itoa(i)}})
+		id := telegramtest.ChatID(10000 + i)
+		tg.AddChat(telegramtest.Chat{ID: id, Type: telegramtest.Private, FirstName: "U" + strconv.Itoa(i)})
+		convs = append(convs, conv{chat: id, user: telegramtest.User{ID: telegramtest.UserID(id), FirstName: "U" + strconv.Itoa(i)}})
 	}
 	return convs
 }
@@ -108,9 +108,9 @@ func round(b *testing.B, d *daemon, convs []conv, iter int) []turnRec {
 		go func() {
 			defer wg.Done()
 			tag := fmt.Sprintf("c%dt%di%d", i, c.thread, iter)
-			var opts []tgfake.UserOption
+			var opts []telegramtest.UserOption
 			if c.thread != 0 {
-				opts = append(opts, tgfake.InTopic(c.thread))
+				opts = append(opts, telegramtest.InTopic(c.thread))
 			}
 			in, err := d.tg.TryUserSends(c.chat, c.user, "LOAD "+tag, opts...)
 			if err != nil {
@@ -127,8 +127,8 @@ func round(b *testing.B, d *daemon, convs []conv, iter int) []turnRec {
 }
 
 func runLoad(b *testing.B, sc loadScenario) {
-	tg := tgfake.New(b, tgfake.WithBotIdentity("Untether", "untether_bot"))
-	tg.EnableFloodControl(tgfake.DefaultFloodLimits())
+	tg := telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot"))
+	tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
 	convs := setupConvs(tg, sc)
 	logDir := b.TempDir()
 	dl := newDispatchLog()
@@ -217,8 +217,8 @@ type loadResult struct {
 var outboxCounted = map[string]bool{"sendMessage": true, "editMessageText": true, "deleteMessage": true}
 
 type convKey struct {
-	chat   tgfake.ChatID
-	thread tgfake.ThreadID
+	chat   telegramtest.ChatID
+	thread telegramtest.ThreadID
 }
 
 type sentCall struct {
@@ -237,7 +237,7 @@ type sentCall struct {
 // answer spent behind another call of its own conversation that went out
 // after the result (a progress edit, say) is pacing by that measure too,
 // so those answers are counted separately as behindProgress.
-func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, since time.Time, dl *dispatchLog) loadResult {
+func analyse(sn *telegramtest.Snapshot, turns []turnRec, logDir string, group bool, since time.Time, dl *dispatchLog) loadResult {
 	var r loadResult
 	interval, burst := outbox.DefaultPrivateInterval, outbox.DefaultPrivateBurst
 	if group {
@@ -245,27 +245,27 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 	}
 	global := NewWindow(outbox.DefaultGlobalBurst,
 		time.Duration(float64(outbox.DefaultGlobalBurst)/float64(outbox.DefaultGlobalRate)*float64(time.Second)))
-	chats := map[tgfake.ChatID]*Window{}
-	threadOf := map[tgfake.ChatID]map[string]tgfake.ThreadID{}
+	chats := map[telegramtest.ChatID]*Window{}
+	threadOf := map[telegramtest.ChatID]map[string]telegramtest.ThreadID{}
 	for chat, msgs := range sn.Chats {
-		threadOf[chat] = map[string]tgfake.ThreadID{}
+		threadOf[chat] = map[string]telegramtest.ThreadID{}
 		for _, m := range msgs {
 			threadOf[chat][strconv.Itoa(int(m.ID))] = m.Thread
 		}
 	}
-	convOf := func(c tgfake.Call) convKey {
+	convOf := func(c telegramtest.Call) convKey {
 		if id, ok := c.Params["message_id"]; ok {
 			return convKey{c.Chat, threadOf[c.Chat][id]}
 		}
 		th, _ := strconv.Atoi(c.Params["message_thread_id"])
-		return convKey{c.Chat, tgfake.ThreadID(th)}
+		return convKey{c.Chat, telegramtest.ThreadID(th)}
 	}
 	convCalls := map[convKey][]sentCall{}
-	recent := map[tgfake.ChatID][]time.Time{} // for describing 429s
+	recent := map[telegramtest.ChatID][]time.Time{} // for describing 429s
 	var recentAll []time.Time
-	firstFinal := map[string]tgfake.Call{}
+	firstFinal := map[string]telegramtest.Call{}
 	type key struct {
-		chat tgfake.ChatID
+		chat telegramtest.ChatID
 		msg  string
 	}
 	renders := map[key][]Visible{}
@@ -383,7 +383,7 @@ func analyse(sn *tgfake.Snapshot, turns []turnRec, logDir string, group bool, si
 			r.staleMissing += loadTools
 			continue
 		}
-		progress := tgfake.MessageID(0)
+		progress := telegramtest.MessageID(0)
 		for _, m := range sn.Chats[t.conv.chat] {
 			if m.FromBot && m.ReplyTo == t.in.ID && !strings.Contains(m.Text, ResultMarker) {
 				progress = m.ID

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // longAnswerBytes is the answer of issue 10 §3: rendered in 4 chunks of at
@@ -34,8 +34,8 @@ func BenchmarkLongAnswer(b *testing.B) {
 }
 
 func runLongAnswer(b *testing.B, spec string) {
-	tg := tgfake.New(b, tgfake.WithBotIdentity("Untether", "untether_bot"))
-	tg.EnableFloodControl(tgfake.DefaultFloodLimits())
+	tg := telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot"))
+	tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
 	c := setupConvs(tg, loadScenario{chats: 1})[0]
 	logDir := b.TempDir()
 	startDaemon(b, tg, daemonOpts{fakeEnv: map[string]string{EnvStepLog: logDir}})
@@ -51,7 +51,7 @@ func runLongAnswer(b *testing.B, spec string) {
 			b.Fatalf("send: %v", err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		sn, err := tg.Await(ctx, func(sn *tgfake.Snapshot) bool {
+		sn, err := tg.Await(ctx, func(sn *telegramtest.Snapshot) bool {
 			for _, call := range sn.Calls {
 				if call.Method == "sendMessage" && call.OK() && !call.Time.Before(in.Date) && strings.Contains(call.Params["text"], ResultMarker) {
 					return true

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 const memChats = 200
@@ -29,7 +29,7 @@ type heapOwners struct{ daemon, fake, harness int64 }
 
 const (
 	modPrefix     = "github.com/untether/untether/"
-	fakePkg       = modPrefix + "internal/bridge/tgfake."
+	fakePkg       = modPrefix + "internal/bridge/telegramtest."
 	harnessPkg    = modPrefix + "internal/bridge/loadtest."
 	serverMarker1 = "net/http.(*conn).serve"
 	serverMarker2 = "net/http/httptest."
@@ -98,8 +98,8 @@ func BenchmarkMemory(b *testing.B) {
 	runtime.MemProfileRate = 1
 	defer func() { runtime.MemProfileRate = old }()
 	for i := 0; i < b.N; i++ {
-		tg := tgfake.New(b, tgfake.WithBotIdentity("Untether", "untether_bot"))
-		tg.EnableFloodControl(tgfake.DefaultFloodLimits())
+		tg := telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot"))
+		tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
 		convs := setupConvs(tg, loadScenario{chats: memChats})
 		d := startDaemon(b, tg, daemonOpts{fakeEnv: map[string]string{EnvTools: strconv.Itoa(loadTools)},
 			mutate: func(c *config.Config) { c.Claude.IdleTimeout = config.Duration(2 * time.Second) }})
@@ -148,8 +148,8 @@ func BenchmarkMemory(b *testing.B) {
 // translate, render state, progress edits and the final answer.
 func BenchmarkCPUPerFrame(b *testing.B) {
 	const tools = 10000
-	tg := tgfake.New(b, tgfake.WithBotIdentity("Untether", "untether_bot"))
-	tg.EnableFloodControl(tgfake.DefaultFloodLimits())
+	tg := telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot"))
+	tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
 	convs := setupConvs(tg, loadScenario{chats: 1})
 	d := startDaemon(b, tg, daemonOpts{})
 	// Warm the chat's CLI so the measured turns pay no spawn.
@@ -210,7 +210,7 @@ func buildDaemon(tb testing.TB) string {
 
 // startExtDaemon runs the daemon binary with a config for tg and the fake
 // CLI; extra is appended to the [claude] table.
-func startExtDaemon(tb testing.TB, bin string, tg *tgfake.Server, claudeExtra string) *extDaemon {
+func startExtDaemon(tb testing.TB, bin string, tg *telegramtest.Server, claudeExtra string) *extDaemon {
 	tb.Helper()
 	dir := tb.TempDir()
 	work := tb.TempDir()
@@ -262,7 +262,7 @@ format = "json"
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := tg.Await(ctx, func(sn *tgfake.Snapshot) bool { return len(sn.CallsOf("getUpdates")) > 0 }); err != nil {
+	if _, err := tg.Await(ctx, func(sn *telegramtest.Snapshot) bool { return len(sn.CallsOf("getUpdates")) > 0 }); err != nil {
 		data, _ := os.ReadFile(logPath)
 		tb.Fatalf("daemon not polling: %v\n%s", err, data)
 	}
@@ -272,7 +272,7 @@ format = "json"
 // awaitAnswers waits until every tag has an answer in tg (polling a
 // snapshot, as the daemon is out of process) and returns how many are
 // missing at the deadline.
-func awaitAnswers(tg *tgfake.Server, tags map[string]bool, limit time.Duration) int {
+func awaitAnswers(tg *telegramtest.Server, tags map[string]bool, limit time.Duration) int {
 	deadline := time.Now().Add(limit)
 	for {
 		missing := map[string]bool{}
@@ -305,8 +305,8 @@ func awaitAnswers(tg *tgfake.Server, tags map[string]bool, limit time.Duration) 
 func BenchmarkDaemonProcess(b *testing.B) {
 	bin := buildDaemon(b)
 	for i := 0; i < b.N; i++ {
-		tg := tgfake.New(b, tgfake.WithBotIdentity("Untether", "untether_bot"))
-		tg.EnableFloodControl(tgfake.DefaultFloodLimits())
+		tg := telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot"))
+		tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
 		convs := setupConvs(tg, loadScenario{chats: memChats})
 		d := startExtDaemon(b, bin, tg, `idle_timeout = "2s"`)
 		quiet(tg, 3*time.Second, time.Minute)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/untether/untether/internal/bridge/outbox"
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // jumpClock is real time plus an offset a benchmark can advance at once,
@@ -101,8 +101,8 @@ func BenchmarkOutage(b *testing.B) {
 }
 
 func runOutage(b *testing.B, sc outageScenario) {
-	tg := tgfake.New(b, tgfake.WithBotIdentity("Untether", "untether_bot"))
-	tg.EnableFloodControl(tgfake.DefaultFloodLimits())
+	tg := telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot"))
+	tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
 	convs := setupConvs(tg, loadScenario{chats: outageChats})
 	var opts outbox.Options
 	var clock *jumpClock
@@ -138,7 +138,7 @@ func runOutage(b *testing.B, sc outageScenario) {
 			return true
 		})
 		down := time.Now()
-		stop := tg.FailWhen(func(tgfake.Call) bool { return true }, tgfake.Fault{Code: 502, Description: "Bad Gateway"})
+		stop := tg.FailWhen(func(telegramtest.Call) bool { return true }, telegramtest.Fault{Code: 502, Description: "Bad Gateway"})
 		if sc.jumped {
 			time.Sleep(4 * time.Second) // the turns finish; their answers fail
 			for jumped := 4 * time.Second; jumped < sc.outage; jumped += time.Second {
@@ -202,19 +202,19 @@ func durations(ds []time.Duration) string {
 	return strings.Join(s, " ")
 }
 
-func waitCalls(b *testing.B, tg *tgfake.Server, pred func(*callView) bool) {
+func waitCalls(b *testing.B, tg *telegramtest.Server, pred func(*callView) bool) {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := tg.Await(ctx, func(sn *tgfake.Snapshot) bool { return pred(&callView{sn}) }); err != nil {
+	if _, err := tg.Await(ctx, func(sn *telegramtest.Snapshot) bool { return pred(&callView{sn}) }); err != nil {
 		b.Fatalf("wait for calls: %v", err)
 	}
 }
 
 // callView adds the look-ups the outage benchmark needs to a snapshot.
-type callView struct{ *tgfake.Snapshot }
+type callView struct{ *telegramtest.Snapshot }
 
-func (v *callView) hasCall(method string, chat tgfake.ChatID, since time.Time) bool {
+func (v *callView) hasCall(method string, chat telegramtest.ChatID, since time.Time) bool {
 	for _, c := range v.Calls {
 		if c.Method == method && c.Chat == chat && !c.Time.Before(since) {
 			return true

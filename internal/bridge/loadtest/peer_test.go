@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/runner/fakeapi"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // The peer figures (issue 5): a Go peer bridge measured on a fake Telegram,
@@ -23,7 +23,7 @@ import (
 // limits enforced, and the daemon's default outbox pacing and progress
 // settings.
 
-const alice = tgfake.UserID(1001)
+const alice = telegramtest.UserID(1001)
 
 // streamWords makes a ~2,000-byte answer that fakeapi streams in ~50
 // deltas; at 100 ms per SSE event it takes about 5.5 s.
@@ -49,12 +49,12 @@ func peerScript() fakeapi.Script {
 
 // peerRig is a daemon driving the real CLI, and its single private chat.
 type peerRig struct {
-	tg     *tgfake.Server
+	tg     *telegramtest.Server
 	claude *claudetest.Env
 	d      *daemon
 	dir    string
-	chat   tgfake.ChatID
-	user   tgfake.User
+	chat   telegramtest.ChatID
+	user   telegramtest.User
 }
 
 func realCLI(env *claudetest.Env, more func(*config.Config)) func(*config.Config) {
@@ -70,11 +70,11 @@ func realCLI(env *claudetest.Env, more func(*config.Config)) func(*config.Config
 
 func newPeerRig(b *testing.B, more func(*config.Config)) *peerRig {
 	b.Helper()
-	r := &peerRig{tg: tgfake.New(b, tgfake.WithBotIdentity("Untether", "untether_bot")),
+	r := &peerRig{tg: telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot")),
 		claude: claudetest.New(b, peerScript()), dir: b.TempDir(),
-		chat: tgfake.ChatID(alice), user: tgfake.User{ID: alice, FirstName: "Alice"}}
-	r.tg.EnableFloodControl(tgfake.DefaultFloodLimits())
-	r.tg.AddChat(tgfake.Chat{ID: r.chat, Type: tgfake.Private, FirstName: "Alice"})
+		chat: telegramtest.ChatID(alice), user: telegramtest.User{ID: alice, FirstName: "Alice"}}
+	r.tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
+	r.tg.AddChat(telegramtest.Chat{ID: r.chat, Type: telegramtest.Private, FirstName: "Alice"})
 	r.d = startDaemon(b, r.tg, daemonOpts{stateDir: r.dir, mutate: realCLI(r.claude, more)})
 	return r
 }
@@ -85,7 +85,7 @@ func (r *peerRig) restart(b *testing.B, more func(*config.Config)) {
 }
 
 // say sends text and returns the message as it arrived at the fake.
-func (r *peerRig) say(b *testing.B, text string) tgfake.Message {
+func (r *peerRig) say(b *testing.B, text string) telegramtest.Message {
 	m, err := r.tg.TryUserSends(r.chat, r.user, text)
 	if err != nil {
 		b.Fatal(err)
@@ -99,7 +99,7 @@ func (r *peerRig) answered(since time.Time, want string, limit time.Duration) (t
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	var at time.Time
-	_, err := r.tg.Await(ctx, func(sn *tgfake.Snapshot) bool {
+	_, err := r.tg.Await(ctx, func(sn *telegramtest.Snapshot) bool {
 		for _, c := range sn.Calls {
 			if c.Method == "sendMessage" && c.OK() && c.Chat == r.chat && !c.Time.Before(since) && strings.Contains(c.Params["text"], want) {
 				at = c.Time
@@ -234,9 +234,9 @@ func BenchmarkPeerApproval(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		_ = r.say(b, fmt.Sprintf("BASHRUN please %d", i))
-		var ap tgfake.Message
+		var ap telegramtest.Message
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_, err := r.tg.Await(ctx, func(sn *tgfake.Snapshot) bool {
+		_, err := r.tg.Await(ctx, func(sn *telegramtest.Snapshot) bool {
 			for _, m := range sn.BotMessages(r.chat) {
 				for _, row := range m.Keyboard {
 					for _, k := range row {
@@ -264,9 +264,9 @@ func BenchmarkPeerApproval(b *testing.B) {
 		pressed := time.Now()
 		q := r.tg.UserPresses(r.chat, ap.ID, data)
 		ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
-		sn, err := r.tg.Await(ctx, func(sn *tgfake.Snapshot) bool {
+		sn, err := r.tg.Await(ctx, func(sn *telegramtest.Snapshot) bool {
 			m, _ := sn.Message(r.chat, ap.ID)
-			return len(m.Keyboard) == 0 && slices.ContainsFunc(sn.CallbackAnswers, func(a tgfake.CallbackAnswer) bool { return a.QueryID == q })
+			return len(m.Keyboard) == 0 && slices.ContainsFunc(sn.CallbackAnswers, func(a telegramtest.CallbackAnswer) bool { return a.QueryID == q })
 		})
 		cancel()
 		if err != nil {
@@ -310,13 +310,13 @@ func BenchmarkPeer429(b *testing.B) {
 		text := fmt.Sprintf("ratelimited %d", i)
 		var once sync.Once
 		fired := false
-		stop := r.tg.FailWhen(func(c tgfake.Call) bool {
+		stop := r.tg.FailWhen(func(c telegramtest.Call) bool {
 			hit := false
 			if c.Method == "sendMessage" && strings.Contains(c.Params["text"], "echo: "+text) {
 				once.Do(func() { hit, fired = true, true })
 			}
 			return hit
-		}, tgfake.Fault{Code: 429, RetryAfter: 1})
+		}, telegramtest.Fault{Code: 429, RetryAfter: 1})
 		in := r.say(b, text)
 		at, ok := r.answered(in.Date, "echo: "+text, time.Minute)
 		stop()

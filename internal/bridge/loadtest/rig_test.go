@@ -19,9 +19,9 @@ import (
 	"github.com/untether/untether/internal/bridge"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // TestMain turns the test binary into the fake CLI when the bridge starts
@@ -44,7 +44,7 @@ type daemonOpts struct {
 // daemon is the bridge wired as cmd/untether wires it, against tg.
 type daemon struct {
 	tb      testing.TB
-	tg      *tgfake.Server
+	tg      *telegramtest.Server
 	cfg     *config.Config
 	store   *state.Store
 	pool    *runner.Pool
@@ -66,7 +66,7 @@ func exe(tb testing.TB) string {
 }
 
 // baseConfig is config.Default() pointed at tg and at the fake CLI.
-func baseConfig(tb testing.TB, tg *tgfake.Server, stateDir string, fakeEnv map[string]string) *config.Config {
+func baseConfig(tb testing.TB, tg *telegramtest.Server, stateDir string, fakeEnv map[string]string) *config.Config {
 	c := config.Default()
 	c.Telegram.BotToken = config.NewSecret(tg.Token())
 	c.Telegram.APIURL = tg.URL()
@@ -84,7 +84,7 @@ func baseConfig(tb testing.TB, tg *tgfake.Server, stateDir string, fakeEnv map[s
 	return &c
 }
 
-func startDaemon(tb testing.TB, tg *tgfake.Server, o daemonOpts) *daemon {
+func startDaemon(tb testing.TB, tg *telegramtest.Server, o daemonOpts) *daemon {
 	tb.Helper()
 	if o.stateDir == "" {
 		o.stateDir = tb.TempDir()
@@ -130,7 +130,7 @@ func startDaemon(tb testing.TB, tg *tgfake.Server, o daemonOpts) *daemon {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, err := tg.Await(ctx, func(sn *tgfake.Snapshot) bool { return len(sn.CallsOf("getUpdates")) > 0 })
+		_, err := tg.Await(ctx, func(sn *telegramtest.Snapshot) bool { return len(sn.CallsOf("getUpdates")) > 0 })
 		polling <- err
 	}()
 	select {
@@ -282,7 +282,7 @@ func (w *finalWatch) wait(ctx context.Context, tag string) error {
 
 // quiet waits until Telegram has seen no call but getUpdates for idle, or
 // limit passed; it returns the time of the last such call.
-func quiet(tg *tgfake.Server, idle, limit time.Duration) time.Time {
+func quiet(tg *telegramtest.Server, idle, limit time.Duration) time.Time {
 	deadline := time.Now().Add(limit)
 	var last time.Time
 	for {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/untether/untether/internal/bridge/tgfake"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 const spawnChats = 30
@@ -27,8 +27,8 @@ const spawnChats = 30
 func BenchmarkRealCLISpawn(b *testing.B) {
 	const idleTimeout = 60 * time.Second
 	for i := 0; i < b.N; i++ {
-		tg := tgfake.New(b, tgfake.WithBotIdentity("Untether", "untether_bot"))
-		tg.EnableFloodControl(tgfake.DefaultFloodLimits())
+		tg := telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot"))
+		tg.EnableFloodControl(telegramtest.DefaultFloodLimits())
 		env := claudetest.New(b, peerScript())
 		d := startDaemon(b, tg, daemonOpts{mutate: realCLI(env, func(c *config.Config) {
 			c.Claude.MaxLiveProcesses = spawnChats
@@ -37,13 +37,13 @@ func BenchmarkRealCLISpawn(b *testing.B) {
 		before, _ := Descendants(os.Getpid())
 		var convs []conv
 		for j := 0; j < spawnChats; j++ {
-			id := tgfake.ChatID(20000 + j)
-			tg.AddChat(tgfake.Chat{ID: id, Type: tgfake.Private, FirstName: fmt.Sprint("S", j)})
-			convs = append(convs, conv{chat: id, user: tgfake.User{ID: tgfake.UserID(id), FirstName: fmt.Sprint("S", j)}})
+			id := telegramtest.ChatID(20000 + j)
+			tg.AddChat(telegramtest.Chat{ID: id, Type: telegramtest.Private, FirstName: fmt.Sprint("S", j)})
+			convs = append(convs, conv{chat: id, user: telegramtest.User{ID: telegramtest.UserID(id), FirstName: fmt.Sprint("S", j)}})
 		}
 		start := time.Now()
 		var wg sync.WaitGroup
-		sent := make([]tgfake.Message, spawnChats)
+		sent := make([]telegramtest.Message, spawnChats)
 		for j, c := range convs {
 			wg.Add(1)
 			go func() {
@@ -115,13 +115,13 @@ func newPIDs(before []int) []int {
 
 // awaitEchoes waits until every conversation has its "echo:" answer and
 // returns how many are missing at the deadline.
-func awaitEchoes(tg *tgfake.Server, convs []conv, limit time.Duration) int {
+func awaitEchoes(tg *telegramtest.Server, convs []conv, limit time.Duration) int {
 	deadline := time.Now().Add(limit)
 	for {
 		sn := tg.Snapshot()
 		missing := 0
 		for _, c := range convs {
-			if !slices.ContainsFunc(sn.BotMessages(c.chat), func(m tgfake.Message) bool { return strings.Contains(m.Text, "echo: spawn") }) {
+			if !slices.ContainsFunc(sn.BotMessages(c.chat), func(m telegramtest.Message) bool { return strings.Contains(m.Text, "echo: spawn") }) {
 				missing++
 			}
 		}

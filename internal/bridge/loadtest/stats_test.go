@@ -21,7 +21,8 @@ func TestFakeCLIFramesTranslate(t *testing.T) {
 		`{"type":"something_new"}` + "\n" +
 		`{"type":"control_request","request_id":"r1","request":{"subtype":"interrupt"}}` + "\n")
 	var out bytes.Buffer
-	require.Equal(t, 0, FakeCLIMain([]string{"--session-id", "s-1"}, in, &out))
+	const sid = "7b0c9a3e-1a2b-4c3d-8e4f-0123456789ab"
+	require.Equal(t, 0, FakeCLIMain([]string{"--session-id=" + sid}, in, &out))
 
 	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
 	require.Len(t, lines, FramesPerTurn(3)+1, "a turn's frames and the control response")
@@ -48,7 +49,7 @@ func TestFakeCLIFramesTranslate(t *testing.T) {
 	assert.Equal(t, 3, finished)
 	require.NotNil(t, done)
 	assert.Equal(t, []runner.MessageUUID{"u-1"}, done.Messages)
-	assert.Equal(t, runner.SessionID("s-1"), done.SessionID)
+	assert.Equal(t, runner.SessionID(sid), done.SessionID)
 	assert.InDelta(t, turnCost, done.CostUSD, 1e-9)
 	at, tag, ok := ResultAt(done.Answer)
 	require.True(t, ok, done.Answer)

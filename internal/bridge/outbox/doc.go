@@ -64,10 +64,20 @@
 // accepting a message and the journal recording it replays it.
 //
 // [Outbox.SendMedia] sends files from disk the same way: a document, a
-// photo, or an album of either (sendMediaGroup), journaled like text and
-// read through os.Root only when the call is made. A flood-control error in
-// the middle of an album (a 400 naming item N) is read as a 429 for the
-// items from N on, since Telegram keeps the ones before it.
+// photo, or an album of either (sendMediaGroup), journaled like text. A
+// file the caller checked is handed over open and sent from that
+// descriptor, never opened again by its path (which a tool may have turned
+// into a FIFO or a link to a secret meanwhile); only a send replayed from
+// the journal opens its path, through internal/safefs, which follows no
+// link and refuses anything but a regular file without blocking. A
+// flood-control error in the middle of an album (a 400 naming item N) is
+// read as a 429 for the items from N on, since Telegram keeps the ones
+// before it.
+//
+// [Outbox.Close] is bounded by its context: once it ends, calls in flight
+// are cancelled, and a worker that still does not return within
+// [CloseGrace] (a call stuck where cancellation cannot reach) is given up
+// on; what it held stays journaled.
 //
 // Answering callback queries deliberately does not go through the outbox: it
 // must happen within seconds, never behind pacing (Untether #247, #546).

@@ -65,7 +65,11 @@ func (e *UnsentError) Unwrap() error { return e.Err }
 // UnflushedError is returned by [Outbox.Close] when its deadline passed before
 // every queued operation was delivered.
 type UnflushedError struct {
-	Ops   []UnflushedOp
+	Ops []UnflushedOp
+	// Stuck counts the chats whose worker was still in a call when Close
+	// gave up on it (see [CloseGrace]); what it held is not in Ops, and
+	// its journaled sends stay journaled.
+	Stuck int
 	Cause error // the Close context's error
 }
 
@@ -86,8 +90,12 @@ func (e *UnflushedError) Error() string {
 			journaled++
 		}
 	}
-	return fmt.Sprintf("outbox closed with %d operations undelivered (%d journaled): %v",
-		len(e.Ops), journaled, e.Cause)
+	stuck := ""
+	if e.Stuck > 0 {
+		stuck = fmt.Sprintf(", %d chats given up on in a call that did not stop", e.Stuck)
+	}
+	return fmt.Sprintf("outbox closed with %d operations undelivered (%d journaled%s): %v",
+		len(e.Ops), journaled, stuck, e.Cause)
 }
 
 func (e *UnflushedError) Unwrap() error { return e.Cause }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,13 +20,19 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/safefs"
 )
 
 // Media messages: files from disk sent as a document, a photo, or an album
 // of either, through the same queues, pacing, 429 handling and journal as
 // text. The files are read when the call is made (and again on each retry),
-// never held in memory by the queue, and always through os.Root, so no
-// symbolic link makes the outbox read a file outside the directory named.
+// never held in memory by the queue. A caller that checked a file hands
+// over its open descriptor (MediaFile.File), which is what gets sent: the
+// directories untether sends from are writable by Claude's tools, and a
+// path opened again later may by then be a link to a secret or a FIFO.
+// Only a send replayed from the journal opens its path, through safefs: no
+// link anywhere below Dir is followed, and a FIFO or device is refused
+// without blocking.
 
 // MediaKind says how a file is sent.
 type MediaKind uint8
@@ -52,6 +60,12 @@ type MediaFile struct {
 	Name string
 	// Caption is Telegram HTML, at most 1024 characters once parsed.
 	Caption string
+	// File, when set, is the file already open (a regular file the caller
+	// checked): it is what is sent, from its first byte on each attempt,
+	// and Path and Fallback only name it for a replay after a crash. The
+	// outbox owns it from [Outbox.SendMedia] on and closes it once the
+	// send is settled. It is not journaled.
+	File *os.File `json:"-"`
 }
 
 // Media is what a media message carries: one file, or an album of 2–10
@@ -98,6 +112,9 @@ const KindMedia = "media"
 // the rest. A crash between the two replays the whole album (at least once).
 func (o *Outbox) SendMedia(ctx context.Context, key ChatKey, prio Priority, media Media, opts SendOptions) *Message {
 	m := &Message{key: key, tag: opts.Tag, sent: newPending()}
+	if open := openFiles(media.Files); len(open) > 0 {
+		m.sent.after = func() { closeAll(open) }
+	}
 	kb, err := validateMedia(key, media)
 	if err != nil {
 		m.unsent = err
@@ -156,28 +173,53 @@ func (o *Outbox) timeoutFor(op *op) time.Duration {
 	return o.opt.CallTimeout
 }
 
-// openMedia opens f through os.Root: at Path, else at Fallback, else at
+// openFiles lists the descriptors handed over with files.
+func openFiles(files []MediaFile) []*os.File {
+	var out []*os.File
+	for _, f := range files {
+		if f.File != nil {
+			out = append(out, f.File)
+		}
+	}
+	return out
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// mediaReader is what one attempt uploads of f: the descriptor handed
+// over, read from its start (ReadAt, so attempts never share an offset),
+// or else the file f names, opened now (and closed by the caller).
+func mediaReader(f MediaFile) (io.Reader, *os.File, error) {
+	if f.File != nil {
+		return io.NewSectionReader(f.File, 0, math.MaxInt64), nil, nil
+	}
+	fh, err := openMedia(f)
+	return fh, fh, err
+}
+
+// openMedia opens f through safefs: at Path, else at Fallback, else at
 // Path again (the caller's move from Fallback to Path may have happened in
-// between; a rename is atomic, so one of the three finds it).
+// between; a rename is atomic, so one of the three finds it). Nothing but
+// a regular file reached without a link is opened, and opening never
+// blocks.
 func openMedia(f MediaFile) (*os.File, error) {
-	root, err := os.OpenRoot(f.Dir)
+	dir, err := safefs.OpenBase(f.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMediaFile, err)
 	}
-	defer root.Close()
+	defer dir.Close()
 	tries := []string{f.Path}
 	if f.Fallback != "" {
 		tries = append(tries, f.Fallback, f.Path)
 	}
 	for _, p := range tries {
-		fh, err := root.Open(p)
+		fh, err := dir.OpenFile(p)
 		if err == nil {
-			info, serr := fh.Stat()
-			if serr == nil && info.Mode().IsRegular() {
-				return fh, nil
-			}
-			fh.Close()
-			return nil, fmt.Errorf("%w: %s is not a regular file", ErrMediaFile, p)
+			return fh, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %w", ErrMediaFile, err)
@@ -217,18 +259,18 @@ func (o *Outbox) callMedia(ctx context.Context, op *op) (MessageID, error) {
 	if op.replyTo != 0 {
 		reply = &models.ReplyParameters{MessageID: int(op.replyTo), AllowSendingWithoutReply: true}
 	}
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	for _, mf := range op.media {
-		fh, err := openMedia(mf)
+	var opened []*os.File
+	defer func() { closeAll(opened) }()
+	files := make([]io.Reader, len(op.media))
+	for i, mf := range op.media {
+		r, fh, err := mediaReader(mf)
 		if err != nil {
 			return 0, err
 		}
-		files = append(files, fh)
+		if fh != nil {
+			opened = append(opened, fh)
+		}
+		files[i] = r
 	}
 	if len(op.media) == 1 {
 		mf, fh := op.media[0], files[0]

@@ -18,18 +18,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/outbox"
-	"github.com/untether/untether/internal/bridge/tgfake"
+	"github.com/untether/untether/internal/telegramtest"
 )
 
 // Media messages go through the real go-telegram/bot client to the in-repo
 // fake Bot API, so the multipart uploads are checked end to end.
 
-const chat = tgfake.ChatID(4242)
+const chat = telegramtest.ChatID(4242)
 
-func mediaRig(t *testing.T, opts ...tgfake.Option) (*tgfake.Server, *bot.Bot, string) {
+func mediaRig(t *testing.T, opts ...telegramtest.Option) (*telegramtest.Server, *bot.Bot, string) {
 	t.Helper()
-	srv := tgfake.New(t, opts...)
-	srv.AddChat(tgfake.Chat{ID: chat, Type: tgfake.Private, FirstName: "Ann"})
+	srv := telegramtest.New(t, opts...)
+	srv.AddChat(telegramtest.Chat{ID: chat, Type: telegramtest.Private, FirstName: "Ann"})
 	b, err := bot.New(srv.Token(), bot.WithServerURL(srv.URL()), bot.WithSkipGetMe(),
 		bot.WithHTTPClient(time.Second, &http.Client{Timeout: 20 * time.Second}))
 	require.NoError(t, err)
@@ -94,7 +94,7 @@ func TestSendMediaDocumentPhotoAndAlbums(t *testing.T) {
 	assert.Equal(t, []byte("the report"), docs[0].Document.Data)
 	assert.Equal(t, "report", docs[0].Text)
 	assert.True(t, docs[0].HasButton("k"))
-	assert.Equal(t, tgfake.MessageID(res.MessageID), docs[0].ID)
+	assert.Equal(t, telegramtest.MessageID(res.MessageID), docs[0].ID)
 
 	_, err = sent(t, o.SendMedia(ctx, key, outbox.High, outbox.Media{Files: []outbox.MediaFile{
 		{Kind: outbox.MediaPhoto, Dir: dir, Path: "out/a.png", Caption: "chart"}}}, outbox.SendOptions{ReplyTo: outbox.MessageID(docs[0].ID)}))
@@ -111,7 +111,7 @@ func TestSendMediaDocumentPhotoAndAlbums(t *testing.T) {
 	}
 	res, err = sent(t, o.SendMedia(ctx, key, outbox.High, outbox.Media{Files: album}, outbox.SendOptions{}))
 	require.NoError(t, err)
-	first, _ := srv.Snapshot().Message(chat, tgfake.MessageID(res.MessageID))
+	first, _ := srv.Snapshot().Message(chat, telegramtest.MessageID(res.MessageID))
 	items := srv.Snapshot().Album(chat, first.MediaGroupID)
 	require.Len(t, items, 3, "one album")
 	assert.Equal(t, pngOf(t, 20, 30), items[1].PhotoData)
@@ -188,7 +188,7 @@ func TestSendMediaFallsBackWhileTheFileMoves(t *testing.T) {
 // refuses the third with a 400 naming it. The outbox waits as told and sends
 // only the rest: every file arrives exactly once, in order.
 func TestSendMediaMidAlbumFlood(t *testing.T) {
-	srv, b, dir := mediaRig(t, tgfake.WithFloodControl(tgfake.FloodLimits{Private: tgfake.Rate{N: 2, Per: 2 * time.Second}}))
+	srv, b, dir := mediaRig(t, telegramtest.WithFloodControl(telegramtest.FloodLimits{Private: telegramtest.Rate{N: 2, Per: 2 * time.Second}}))
 	o := newMediaOutbox(t, b, nil)
 	var files []outbox.MediaFile
 	for _, n := range []string{"a", "b", "c", "d"} {
@@ -252,7 +252,7 @@ func TestSendMediaSurvivesACrash(t *testing.T) {
 	first := outbox.New(b, outbox.Options{Journal: j})
 	m := first.SendMedia(context.Background(), outbox.ChatKey{Chat: int64(chat)}, outbox.High, outbox.Media{Files: []outbox.MediaFile{
 		{Kind: outbox.MediaDocument, Dir: dir, Path: "sent/plan.md", Fallback: "outbox/plan.md"}}}, outbox.SendOptions{Tag: "file"})
-	srv.WaitFor(10*time.Second, func(sn *tgfake.Snapshot) bool { return len(sn.CallsOf("sendDocument")) == 1 })
+	srv.WaitFor(10*time.Second, func(sn *telegramtest.Snapshot) bool { return len(sn.CallsOf("sendDocument")) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	err := first.Close(ctx) // the "crash": the upload never finishes
 	cancel()

@@ -105,6 +105,9 @@ type Pending struct {
 	resolved atomic.Bool
 	res      Result
 	err      error
+	// after, set before the op is enqueued, runs once when p settles,
+	// before Done is closed: it closes a media send's files.
+	after func()
 }
 
 func newPending() *Pending { return &Pending{done: make(chan struct{})} }
@@ -122,6 +125,9 @@ func (p *Pending) resolve(res Result, err error) {
 		return
 	}
 	p.res, p.err = res, err
+	if p.after != nil {
+		p.after()
+	}
 	close(p.done)
 }
 

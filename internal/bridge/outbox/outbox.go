@@ -324,8 +324,11 @@ func (o *Outbox) Unblock(chat int64) {
 // delivered (pacing and 429 pauses included) until ctx ends. Typing requests
 // are dropped. If ctx ends first, in-flight requests are cancelled and the
 // result is an *UnflushedError listing what was not delivered; journaled
-// sends among those stay journaled for [Outbox.Restore]. Calling Close again
-// returns ErrClosed.
+// sends among those stay journaled for [Outbox.Restore]. A worker whose
+// call ignores the cancellation (a read stuck in the kernel) is given up
+// on after CloseGrace: Close returns anyway, counting it in
+// UnflushedError.Stuck, and what it held stays journaled. Calling Close
+// again returns ErrClosed.
 func (o *Outbox) Close(ctx context.Context) error {
 	if !o.closing.CompareAndSwap(false, true) {
 		return ErrClosed
@@ -345,24 +348,39 @@ func (o *Outbox) Close(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { o.wg.Wait(); close(done) }()
 	var cause error
+	stuck := 0
 	select {
 	case <-done:
 	case <-ctx.Done():
 		cause = ctx.Err()
 		o.stopRun()
-		<-done
+		// Real time, not o.clock: this bounds goroutines stuck in real
+		// calls, whatever clock paces the messages.
+		t := time.NewTimer(CloseGrace)
+		select {
+		case <-done:
+		case <-t.C:
+			// At least one: a progress edit's own goroutine may be the
+			// one stuck after its chat's worker left.
+			stuck = max(1, len(o.allChats(false)))
+		}
+		t.Stop()
 	}
 	o.stopRun()
 	o.unflushedMu.Lock()
 	defer o.unflushedMu.Unlock()
-	if len(o.unflushed) == 0 {
+	if len(o.unflushed) == 0 && stuck == 0 {
 		return nil
 	}
 	if cause == nil {
 		cause = ErrClosed
 	}
-	return &UnflushedError{Ops: append([]UnflushedOp(nil), o.unflushed...), Cause: cause}
+	return &UnflushedError{Ops: append([]UnflushedOp(nil), o.unflushed...), Stuck: stuck, Cause: cause}
 }
+
+// CloseGrace is how long [Outbox.Close], once its context ended, waits for
+// the workers to notice the cancellation before it gives up on them.
+const CloseGrace = time.Second
 
 func validate(key ChatKey, c Content) (json.RawMessage, error) {
 	if key.Chat == 0 {

@@ -18,4 +18,9 @@
 //
 // HOME and the working directory are per-test temporary directories, so
 // sessions and settings never mix between tests or with the developer's own.
+//
+// A few CLI commands reach past the fake API whatever the environment says
+// (`claude auth status` with a stored claude.ai login, `claude auth login`
+// once a code is pasted); NoNetwork wraps the CLI so such a test runs it in
+// a network namespace with no interface at all.
 package claudetest

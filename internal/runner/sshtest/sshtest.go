@@ -6,6 +6,11 @@
 //
 // Like the real-CLI tests, a missing sshd skips the test, or fails it when
 // UNTETHER_REQUIRE_REAL_CLAUDE=1 (scripts/test.sh installs openssh-server).
+//
+// With FishLike the server reads every command line by fish's quoting
+// rules instead of the login shell's (sshd's ForceCommand runs the
+// fishlike program, built by the test), for tests that nothing a user
+// controls can turn into a command over there.
 package sshtest
 
 import (
@@ -17,6 +22,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,9 +75,23 @@ func (s *Server) PID() int { return s.cmd.Process.Pid }
 // Logs is what sshd wrote so far.
 func (s *Server) Logs() string { return s.logs.String() }
 
+// Option changes the server Start runs.
+type Option func(*options)
+
+type options struct{ fishLike bool }
+
+// FishLike makes the server read each command line the way a login shell
+// that is fish would (see the fishlike program), not the way the current
+// user's login shell does.
+func FishLike() Option { return func(o *options) { o.fishLike = true } }
+
 // Start starts sshd for t and stops it when t ends.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	sshd := find(sshdPaths)
 	keygen, kerr := exec.LookPath("ssh-keygen")
 	if sshd == "" || kerr != nil {
@@ -104,10 +124,16 @@ func Start(t testing.TB) *Server {
 		}
 	}
 
+	var extra []string
+	if o.fishLike {
+		// sshd runs it through the login shell, with the client's command
+		// in SSH_ORIGINAL_COMMAND: a constant line with a path of ours.
+		extra = append(extra, "ForceCommand exec "+buildFishLike(t, dir))
+	}
 	var srv *Server
 	for attempt := 0; attempt < 5 && srv == nil; attempt++ {
 		port := freePort(t)
-		srv = start(t, sshd, dir, me.Username, port)
+		srv = start(t, sshd, dir, me.Username, port, extra)
 	}
 	if srv == nil {
 		t.Fatalf("sshtest: sshd did not start")
@@ -124,10 +150,10 @@ func Start(t testing.TB) *Server {
 
 // start runs sshd on port and waits until it listens; nil if the port was
 // taken meanwhile.
-func start(t testing.TB, sshd, dir, username string, port int) *Server {
+func start(t testing.TB, sshd, dir, username string, port int, extra []string) *Server {
 	t.Helper()
 	conf := filepath.Join(dir, "sshd_config")
-	writeFile(t, conf, strings.Join([]string{
+	writeFile(t, conf, strings.Join(append([]string{
 		"ListenAddress 127.0.0.1",
 		"Port " + strconv.Itoa(port),
 		"HostKey " + filepath.Join(dir, "host_key"),
@@ -146,8 +172,7 @@ func start(t testing.TB, sshd, dir, username string, port int) *Server {
 		"X11Forwarding no",
 		"AllowTcpForwarding no",
 		"LogLevel INFO",
-		"",
-	}, "\n"))
+	}, append(extra, "")...), "\n"))
 	cmd := exec.Command(sshd, "-D", "-e", "-f", conf)
 	// Its own group, so the cleanup reaches the per-connection children.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -260,4 +285,24 @@ func writeFile(t testing.TB, p, content string) {
 	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 		t.Fatalf("sshtest: %v", err)
 	}
+}
+
+// fishLikePackage is the fishlike program's import path.
+const fishLikePackage = "github.com/untether/untether/internal/runner/sshtest/fishlike"
+
+// buildFishLike builds the fishlike program into dir (the go command's
+// build cache makes this quick after the first time) and returns its path.
+func buildFishLike(t testing.TB, dir string) string {
+	t.Helper()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		if goBin, err = exec.LookPath("go"); err != nil {
+			t.Fatalf("sshtest: FishLike needs the go command to build fishlike: %v", err)
+		}
+	}
+	out := filepath.Join(dir, "fishlike")
+	if b, err := exec.Command(goBin, "build", "-o", out, fishLikePackage).CombinedOutput(); err != nil {
+		t.Fatalf("sshtest: build %s: %v: %s", fishLikePackage, err, b)
+	}
+	return out
 }

@@ -1,0 +1,21 @@
+// Package ingress is the way in from Telegram, before any chat sees an
+// update. Telegram is treated as hostile input, like the CLI's stream:
+//
+//   - the update guard (Loop.Transport, guard.go, repair.go, unions.go)
+//     stands between getUpdates and go-telegram/bot's decoder: each update
+//     is decoded on its own, and one the library cannot decode (a union
+//     variant it does not know, a value of the wrong type) is repaired by
+//     dropping or replacing only the unreadable parts, so the user's text
+//     still gets through; one that cannot be repaired reaches the bridge as
+//     its bare id and is skipped with a log line (Note). No update can stop
+//     polling or hold back the offset;
+//   - liveness (Loop.Check, Loop.Trouble, progress.go) counts a poll only
+//     once its updates are routed or skipped, for the systemd watchdog and
+//     STATUS=;
+//   - Offsets confirms an update to Telegram only when every earlier one is
+//     handled, and remembers the ones done beyond that, so a restart never
+//     handles an update twice;
+//   - ConflictStreak follows 409 Conflicts (another poller on the token);
+//   - ParseCommand reads a bot command by UTF-16 offsets, as Telegram counts
+//     them (the library's own matcher slices bytes).
+package ingress

@@ -1,0 +1,239 @@
+package transcript
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// Mark is where a transcript stood when it was stamped: how many bytes of
+// complete lines it had, its mtime, which file it was, and the last entry
+// with a uuid in those bytes (and where that entry's line starts), so a
+// later Since can tell growth from a rewrite. The zero Mark is "nothing
+// seen yet": Since then counts the whole file. It marshals to JSON, to be
+// kept across restarts.
+type Mark struct {
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mtime"`
+	UUID    string    `json:"uuid,omitempty"`
+	UUIDAt  int64     `json:"uuid_at,omitempty"`
+	Dev     uint64    `json:"dev,omitempty"`
+	Ino     uint64    `json:"ino,omitempty"`
+}
+
+// Turn is one turn a person started, as Since and List report it.
+type Turn struct {
+	UUID string
+	Time time.Time
+	Kind Kind
+	// Text is what the person typed, cut to a few hundred characters.
+	Text string
+	// Entrypoint is "cli" when it was typed at an interactive terminal,
+	// "sdk-cli" when it came from a -p run (untether, or a person's
+	// `claude -p`).
+	Entrypoint string
+}
+
+// Delta is what was appended to a transcript after a Mark.
+type Delta struct {
+	// Turns are the turns a person started (prompts and bash-mode commands;
+	// tool results, meta entries, compaction summaries, slash-command
+	// output, interrupts and automatic turns such as task notifications are
+	// not turns), oldest first. At most maxTurns are kept; Count has them all.
+	Turns []Turn
+	Count int
+	// Commands are the slash commands run (e.g. "/compact"), oldest first.
+	Commands []string
+	// Entries counts every appended entry with a uuid: user, assistant,
+	// system and attachment entries, the conversation proper. The CLI's
+	// bookkeeping lines (last-prompt, cost-state, queue-operation, …) have
+	// none and are not counted.
+	Entries int
+	// Compacted is set when a compaction was appended.
+	Compacted bool
+	// Rewritten is set when the bytes up to the mark changed: the file was
+	// replaced, truncated or rewritten in place. Counting then starts after
+	// the marked entry where it is now, or, when it is gone (Lost), cannot
+	// be done: Turns and Count are empty.
+	Rewritten bool
+	Lost      bool
+	// Partial is set when more was appended than one call reads (64 MiB);
+	// Turns and Count are then lower bounds.
+	Partial bool
+	// Skipped counts appended lines too long to read (over 8 MiB).
+	Skipped int
+}
+
+// Extended reports whether anyone appended conversation after the mark, or
+// whether it cannot be told that nobody did.
+func (d Delta) Extended() bool {
+	return d.Entries > 0 || d.Count > 0 || len(d.Commands) > 0 || d.Rewritten || d.Partial || d.Skipped > 0
+}
+
+// maxTurns bounds Delta.Turns; Count keeps counting past it.
+const maxTurns = 100
+
+// maxText bounds Turn.Text and Summary.FirstPrompt, in runes.
+const maxText = 300
+
+// Stamp returns the Mark of the transcript at path as it is now: call it
+// after a turn of one's own has ended (the CLI has written every entry of a
+// turn by the time it prints the turn's result). It reads only the file's
+// tail.
+func Stamp(path string) (Mark, error) {
+	f, st, err := open(path)
+	if err != nil {
+		return Mark{}, err
+	}
+	defer f.Close()
+	return stamp(f, st)
+}
+
+// stamp finds the last complete line and the last entry with a uuid by
+// reading ever larger tails, up to maxScan.
+func stamp(f *os.File, st fs.FileInfo) (Mark, error) {
+	dev, ino := identity(st)
+	m := Mark{ModTime: st.ModTime(), Dev: dev, Ino: ino}
+	size := st.Size()
+	for window := int64(tailScan); ; window *= 4 {
+		window = min(window, size, maxScan)
+		start := size - window
+		sp, err := scan(f, start, size, 0, true, func(at int64, line []byte) error {
+			if e, ok := decode(line); ok && e.UUID != "" {
+				m.UUID, m.UUIDAt = e.UUID, at
+			}
+			return nil
+		})
+		if err != nil {
+			return Mark{}, fmt.Errorf("stamp transcript: %w", err)
+		}
+		m.Size = sp.end
+		if m.UUID != "" || start == 0 || window == maxScan {
+			return m, nil
+		}
+	}
+}
+
+// Since reports what was appended to the transcript at path after m, and
+// the Mark to keep for next time. It reads from the mark onwards (at most
+// 64 MiB), not the whole file; when the file is unchanged (same file, size
+// and mtime) it reads nothing.
+func Since(path string, m Mark) (Delta, Mark, error) {
+	f, st, err := open(path)
+	if err != nil {
+		return Delta{}, m, err
+	}
+	defer f.Close()
+	dev, ino := identity(st)
+	size := st.Size()
+	if m.Size == size && m.ModTime.Equal(st.ModTime()) && m.Dev == dev && m.Ino == ino && m.Size > 0 {
+		return Delta{}, m, nil
+	}
+	var d Delta
+	start := m.Size
+	if !continues(f, st, m) {
+		d.Rewritten = true
+		lineAt, end, found, err := find(f, size, m.UUID)
+		if err != nil {
+			return Delta{}, m, err
+		}
+		if !found {
+			d.Lost = true
+			next, err := stamp(f, st)
+			return d, next, err
+		}
+		start, m.UUIDAt = end, lineAt
+	}
+	next := Mark{ModTime: st.ModTime(), Dev: dev, Ino: ino, UUID: m.UUID, UUIDAt: m.UUIDAt}
+	sp, err := scan(f, start, size, maxScan, false, func(at int64, line []byte) error {
+		e, ok := decode(line)
+		if !ok {
+			return nil
+		}
+		if e.UUID != "" {
+			next.UUID, next.UUIDAt = e.UUID, at
+		}
+		d.add(&e)
+		return nil
+	})
+	if err != nil {
+		return Delta{}, m, fmt.Errorf("read transcript after mark: %w", err)
+	}
+	d.Skipped = sp.skipped
+	if sp.truncated {
+		d.Partial = true
+		next, err = stamp(f, st)
+		return d, next, err
+	}
+	next.Size = sp.end
+	return d, next, nil
+}
+
+// add counts one appended entry.
+func (d *Delta) add(e *entry) {
+	if e.IsSidechain {
+		return
+	}
+	if e.UUID != "" {
+		d.Entries++
+	}
+	if e.Type == "system" && e.Subtype == "compact_boundary" {
+		d.Compacted = true
+	}
+	kind, text, ok := e.personal()
+	switch {
+	case !ok:
+	case kind == KindCommand:
+		if len(d.Commands) < maxTurns {
+			d.Commands = append(d.Commands, clip(text, maxText))
+		}
+	default:
+		d.Count++
+		if len(d.Turns) < maxTurns {
+			d.Turns = append(d.Turns, Turn{UUID: e.UUID, Time: e.time(), Kind: kind, Text: clip(text, maxText), Entrypoint: e.Entrypoint})
+		}
+	}
+}
+
+// continues reports whether the file still holds the bytes m was taken
+// from: the same file, at least as long, with m's last uuid entry still on
+// the line where it was.
+func continues(f *os.File, st fs.FileInfo, m Mark) bool {
+	dev, ino := identity(st)
+	if m.Size > st.Size() || (m.Ino != 0 || m.Dev != 0) && (m.Dev != dev || m.Ino != ino) {
+		return false
+	}
+	if m.UUID == "" {
+		return true
+	}
+	if m.UUIDAt < 0 || m.UUIDAt >= m.Size {
+		return false
+	}
+	same := false
+	_, err := scan(f, m.UUIDAt, m.Size, 0, false, func(_ int64, line []byte) error {
+		e, ok := decode(line)
+		same = ok && e.UUID == m.UUID
+		return errStop
+	})
+	return err == nil && same
+}
+
+// find locates the line of the entry with uuid id in the last maxScan
+// bytes of the file: where it starts and the offset just past it. With no
+// id, nothing was marked and everything counts from the start.
+func find(f *os.File, size int64, id string) (lineAt, end int64, found bool, err error) {
+	if id == "" {
+		return 0, 0, true, nil
+	}
+	_, err = scan(f, max(0, size-maxScan), size, 0, true, func(off int64, line []byte) error {
+		if e, ok := decode(line); ok && e.UUID == id {
+			lineAt, end, found = off, off+int64(len(line))+1, true
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("find the marked entry: %w", err)
+	}
+	return lineAt, end, found, nil
+}
