@@ -2,7 +2,6 @@ package bridge_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -49,8 +48,7 @@ func (r *rig) botMessageIn(chat telegramtest.ChatID, opts ...telegramtest.UserOp
 // buttons, Continue, Retry, Delete, would be spent otherwise).
 func TestEveryButtonActsOnlyWhereItBelongs(t *testing.T) {
 	r := newRig(t, withConfig(func(c *config.Config) {
-		c.Claude.Binary = os.Args[0]
-		c.Claude.Env = map[string]string{envFakeCLI: "1"}
+		useFakeCLI(c)
 		c.Telegram.AllowedChatIDs = []int64{int64(forum)}
 	}))
 	r.tg.AddChat(telegramtest.Chat{ID: forum, Type: telegramtest.Supergroup, Title: "work", IsForum: true})

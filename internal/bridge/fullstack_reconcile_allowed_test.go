@@ -3,7 +3,6 @@ package bridge_test
 import (
 	"context"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -36,8 +35,7 @@ func TestRestartSendsNothingLeftForAChatNoLongerAllowed(t *testing.T) {
 	private := telegramtest.ChatID(alice)
 	serving := func(groups ...int64) func(*config.Config) {
 		return func(c *config.Config) {
-			c.Claude.Binary = os.Args[0]
-			c.Claude.Env = map[string]string{envFakeCLI: "1"}
+			useFakeCLI(c)
 			c.Telegram.AllowedChatIDs = groups
 			c.Telegram.GroupTrigger = config.GroupTriggerAll
 		}

@@ -56,12 +56,17 @@ func TestNewDuringATurnStillChargesIt(t *testing.T) {
 	assert.Equal(t, 0, modelCallsWith(r.claude.API, "and now?"))
 }
 
-// withFakeCLI runs the test binary as the CLI (fakecli_test.go): a HOLD
-// message keeps its turn open, and an interrupt does not end it.
+// useFakeCLI makes c run the test binary as the CLI (fakecli_test.go).
+func useFakeCLI(c *config.Config) {
+	c.Claude.Binary = os.Args[0]
+	c.Claude.Env = map[string]string{envFakeCLI: "1"}
+}
+
+// withFakeCLI runs the fake CLI: a HOLD message keeps its turn open, and
+// an interrupt does not end it.
 func withFakeCLI(mutate func(*config.Config)) rigOption {
 	return withConfig(func(c *config.Config) {
-		c.Claude.Binary = os.Args[0]
-		c.Claude.Env = map[string]string{envFakeCLI: "1"}
+		useFakeCLI(c)
 		c.Claude.StopTimeout = config.Duration(time.Second)
 		mutate(c)
 	})

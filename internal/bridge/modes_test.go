@@ -261,8 +261,8 @@ func mentions(call fakeapi.Request, text string) bool {
 func withModeLog(t *testing.T, mutate func(*config.Config)) (rigOption, string) {
 	log := filepath.Join(t.TempDir(), "cli.log")
 	return withConfig(func(c *config.Config) {
-		c.Claude.Binary = os.Args[0]
-		c.Claude.Env = map[string]string{envFakeCLI: "1", envFakeCLILog: log}
+		useFakeCLI(c)
+		c.Claude.Env[envFakeCLILog] = log
 		mutate(c)
 	}), log
 }
