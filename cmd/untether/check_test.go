@@ -104,6 +104,11 @@ func TestCheck(t *testing.T) {
 			c.TelegramExtra = "default_project = \"api\"\n"
 			c.Tables = fmt.Sprintf("\n[projects.api]\npath = %q\nallowed_modes = [\"bypassPermissions\"]\n", filepath.Join(dir, "gone"))
 		}},
+		{name: "project-chats-wrong", wantCode: exitConfig, edit: func(c *daemonConfig, dir string) {
+			c.TelegramExtra = "allowed_chat_ids = [-100123]\n"
+			c.Tables = fmt.Sprintf("\n[projects.api]\npath = %q\nallowed_chat_ids = [-100123, -100999]\n\n[projects.mine]\npath = %q\nallowed_chat_ids = [4242]\n",
+				mkdir(t, dir, "api"), mkdir(t, dir, "mine"))
+		}},
 		{name: "config-from-env", args: func(string) []string { return nil }, wantCode: exitOK,
 			env: func(dir string) []string { return []string{"UNTETHER_CONFIG=" + filepath.Join(dir, "untether.toml")} }},
 		{name: "invalid-config", wantCode: exitConfig, raw: `[telegram]

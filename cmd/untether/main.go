@@ -97,7 +97,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitConfig
 	}
-	log := logx.New(string(cfg.Log.Level), logx.Format(cfg.Log.Format), os.Stderr, cfg.Telegram.BotToken.Reveal())
+	log, redactor := newLogger(cfg, os.Stderr)
 
 	// Signals are caught from here on, so a stop during start-up is a clean
 	// stop rather than a kill; they are handled once the bridge exists.
@@ -161,7 +161,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		signals := 0
 		for sig := range sigs {
 			if sig == syscall.SIGHUP {
-				reload(*path, b, &log)
+				reload(*path, b, &log, redactor)
 				continue
 			}
 			signals++
@@ -225,13 +225,21 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// reload applies the safe subset of a changed config file (SIGHUP).
-func reload(path string, b *bridge.Bridge, log *zerolog.Logger) {
+// newLogger is the daemon's logger, with every secret of cfg (the bot
+// token, the voice API key) redacted from what it writes.
+func newLogger(cfg *config.Config, out *os.File) (zerolog.Logger, *logx.Redactor) {
+	return logx.New(string(cfg.Log.Level), logx.Format(cfg.Log.Format), out, cfg.Secrets()...)
+}
+
+// reload applies the safe subset of a changed config file (SIGHUP). The
+// secrets it brings (a new voice API key) are redacted from then on.
+func reload(path string, b *bridge.Bridge, log *zerolog.Logger, redactor *logx.Redactor) {
 	next, err := config.Load(path, os.Getenv)
 	if err != nil {
 		log.Error().Err(err).Msg("reload: keeping the running configuration")
 		return
 	}
+	redactor.Add(next.Secrets()...)
 	cur := b.Config()
 	reloadable, restart := cur.Diff(next)
 	// Keys that need a restart keep their running values.

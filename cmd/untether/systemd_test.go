@@ -213,6 +213,41 @@ func TestSystemdUnits(t *testing.T) {
 		}
 		assert.Empty(t, u["Service"]["User"], "a user service runs as its user")
 	})
+	t.Run("user unit hides the runtime directory but the notify socket", func(t *testing.T) {
+		u, err := parseUnit(unitPath("untether-user.service"))
+		require.NoError(t, err)
+		const svc = "Service"
+		// %t holds sockets that act outside the sandbox for whoever
+		// connects (the user bus and manager, ssh-agent, gpg-agent,
+		// docker): it must be an empty tmpfs...
+		assert.True(t, hidesRuntimeDir(u), "TemporaryFileSystem= covers %t")
+		// ...with only the user manager's notify socket ($NOTIFY_SOCKET,
+		// %t/systemd/notify) bound back, writable: connect(2) needs it.
+		assert.Contains(t, u.words(svc, "BindPaths"), "%t/systemd/notify")
+		for _, key := range []string{"BindPaths", "BindReadOnlyPaths", "ReadWritePaths", "ReadOnlyPaths", "ExecPaths"} {
+			for _, w := range u.words(svc, key) {
+				path := strings.TrimLeft(w, "-+")
+				if i := strings.Index(path, ":"); i >= 0 && key != "ReadWritePaths" && key != "ReadOnlyPaths" {
+					path = path[:i] // BindPaths=SRC:DST: what matters is what is bound from %t
+				}
+				if strings.HasPrefix(path, "%t") {
+					assert.Equal(t, "%t/systemd/notify", path, "%s= brings back part of %%t", key)
+				}
+			}
+		}
+		assert.Equal(t, "main", u.one(t, svc, "NotifyAccess"), "nothing but the daemon is heard on the socket")
+	})
+}
+
+// hidesRuntimeDir reports whether the unit replaces the runtime directory
+// (%t) with an empty tmpfs.
+func hidesRuntimeDir(u unit) bool {
+	for _, w := range u.words("Service", "TemporaryFileSystem") {
+		if path, _, _ := strings.Cut(w, ":"); path == "%t" {
+			return true
+		}
+	}
+	return false
 }
 
 // TestSystemdAnalyzeVerify lets systemd itself check the units' syntax.

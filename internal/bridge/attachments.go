@@ -90,7 +90,7 @@ func (c *chat) sendAttachment(m *models.Message) {
 		label = "the file " + a.name
 	}
 	log := c.log
-	c.sendOutgoing(&outgoing{msgID: m.ID, label: label, prepare: func(ctx context.Context) (runner.UserInput, error) {
+	c.sendOutgoing(&outgoing{msgID: m.ID, label: label, from: senderOf(m), prepare: func(ctx context.Context) (runner.UserInput, error) {
 		in, err := c.b.attachmentInput(ctx, a, log)
 		if err != nil {
 			log.Warn().Err(err).Msg("attachment")

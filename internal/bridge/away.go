@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -79,13 +80,24 @@ func (b *Bridge) clockTime(wall time.Time) time.Time {
 // onAwayEvent follows what budgets, limits and schedules need from the
 // chat's events.
 func (c *chat) onAwayEvent(ev runner.Event) {
+	book := c.book // turn_costs.go
 	switch e := ev.(type) {
 	case runner.ProcessStarted:
 		c.startedProcess()
+		if book != nil {
+			book.setCap(c.away.procCapped, c.away.procCap)
+		}
+	case runner.TurnStarted:
+		if book != nil {
+			book.started(string(e.SessionID))
+		}
 	case runner.RateLimit:
 		c.onRateLimit(e)
 	case runner.TurnCompleted:
 		c.away.procSpent += e.CostUSD
+		if book != nil {
+			book.completed(e.CostUSD)
+		}
 		c.away.rejection = nil
 		if len(c.away.waiting) > 0 {
 			c.post(item{fn: c.runWaiting})
@@ -116,20 +128,6 @@ func (c *chat) answerNotes(t *turn, tc runner.TurnCompleted) []string {
 	return out
 }
 
-// recordTurnExtras fills what /usage and budgets need in a turn record:
-// its tokens, its start on the Clock, and the project it ran in.
-func (c *chat) recordTurnExtras(rec *state.TurnRecord, tc runner.TurnCompleted) {
-	rec.Project = c.sessPlace.project
-	rec.InputTokens = tc.Usage.InputTokens + tc.Usage.CacheCreationInputTokens + tc.Usage.CacheReadInputTokens
-	rec.OutputTokens = tc.Usage.OutputTokens
-	rec.CacheReadTokens, rec.CacheWriteTokens = tc.Usage.CacheReadInputTokens, tc.Usage.CacheCreationInputTokens
-	if !rec.StartedAt.IsZero() {
-		rec.StartedAt = c.b.clockTime(rec.StartedAt)
-	} else {
-		rec.StartedAt = c.b.now().Add(-tc.Duration)
-	}
-}
-
 // chatKeyLabel names a chat in /usage: "this chat", "chat 42 · topic 7".
 func chatKeyLabel(key, self state.ChatKey) string {
 	if key == self {
@@ -145,54 +143,55 @@ func chatKeyLabel(key, self state.ChatKey) string {
 	return s
 }
 
-// routeAway handles presses on the buttons of retries and schedules. Their
+// awayRoute handles presses on the buttons of retries and schedules. Their
 // tokens live in the state store, so they work across restarts.
-func (b *Bridge) routeAway(ctx context.Context, updateID int64, cq *models.CallbackQuery, kind buttonKind, token string) bool {
+func (b *Bridge) awayRoute(ctx context.Context, cq *models.CallbackQuery, kind buttonKind, token string) (pressRoute, string) {
+	const wait = "untether is restarting; press again once it is back."
 	if b.draining.Load() {
-		b.answerCallback(cq.ID, "untether is restarting; press again once it is back.", true)
-		return false
+		return pressRoute{}, wait
 	}
 	if cq.Message.Message == nil {
-		b.answerCallback(cq.ID, "This button has expired.", true)
-		return false
+		return pressRoute{}, expiredText
 	}
+	msgID := cq.Message.Message.ID
 	var key state.ChatKey
 	var fn func(c *chat)
 	switch kind {
 	case btnRetryLimit, btnDropRetry:
 		r, err := b.store.GetRetry(ctx, token)
 		if err != nil {
-			b.answerCallback(cq.ID, "This button has expired.", true)
-			return false
+			return pressRoute{}, expiredText
 		}
 		key = r.Key
-		msgID := cq.Message.Message.ID
 		fn = func(c *chat) { c.onRetryPress(r.Token, msgID, kind, cq.From) }
 	case btnDeleteSchedule:
 		id, err := strconv.ParseInt(token, 10, 64)
 		if err != nil {
-			b.answerCallback(cq.ID, "This button is not recognised.", true)
-			return false
+			return pressRoute{}, "This button is not recognised."
 		}
-		key = state.ChatKey{Chat: state.ChatID(cq.Message.Message.Chat.ID)}
-		if m := cq.Message.Message; m.IsTopicMessage {
-			key.Thread = state.ThreadID(m.MessageThreadID)
+		sc, err := b.store.GetSchedule(ctx, id)
+		switch {
+		case errors.Is(err, state.ErrNotFound):
+			// Deleted already: the press refreshes the list it was
+			// made on, which DeleteSchedule keeps to its own chat.
+			key, _ = pressKey(cq)
+		case err != nil:
+			return pressRoute{}, expiredText
+		default:
+			key = sc.Key
 		}
-		msgID := cq.Message.Message.ID
 		fn = func(c *chat) { c.deleteSchedule(id, msgID, cq.From) }
 	}
-	if cq.Message.Message.Chat.ID != int64(key.Chat) || !b.scheduleAllowed(key) {
-		b.answerCallback(cq.ID, "This button has expired.", true)
-		return false
-	}
-	c := b.chat(key, key.Chat < 0)
-	if c == nil {
-		b.answerCallback(cq.ID, "untether is restarting; press again once it is back.", true)
-		return false
-	}
-	b.answerCallback(cq.ID, pressAck(kind), false)
-	c.post(item{updateID: updateID, fn: func() { fn(c) }})
-	return true
+	return pressRoute{key: key, deliver: func(updateID int64) bool {
+		c := b.chat(key, key.Chat < 0)
+		if c == nil {
+			b.answerCallback(cq.ID, wait, true)
+			return false
+		}
+		b.answerCallback(cq.ID, pressAck(kind), false)
+		c.post(item{updateID: updateID, fn: func() { fn(c) }})
+		return true
+	}}, ""
 }
 
 // promptLabel is a prompt's first words, for notices.

@@ -64,7 +64,8 @@ type Bridge struct {
 	runCtx   context.Context
 	mu       sync.Mutex
 	chats    map[state.ChatKey]*chat
-	buttons  map[string]buttonRef // callback token → what it belongs to
+	buttons  map[string]buttonRef          // callback token → what it belongs to
+	books    map[*runner.Session]*costBook // who pays for each session's turns (turn_costs.go)
 	actors   sync.WaitGroup
 	draining atomic.Bool
 	fatal    chan error

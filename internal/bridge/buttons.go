@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,44 +40,114 @@ const (
 	btnDeleteSchedule buttonKind = 's' // 🗑 Delete a schedule; the token is its id
 )
 
+// buttonKinds is every kind a callback may carry: parseCallbackData
+// accepts these and no other, and the press path checks each of them the
+// same way.
+var buttonKinds = []buttonKind{btnApprove, btnDeny, btnAlways, btnOption, btnToggle, btnDone, btnCancel, btnContinue,
+	btnKeepWaiting, btnPick, btnRetryLimit, btnDropRetry, btnDeleteSchedule, btnFullDiff, btnSendEdited, btnRetryVoice}
+
+// withArg reports the kinds whose callback data carries an index.
+func (k buttonKind) withArg() bool {
+	return k == btnOption || k == btnPick || k == btnToggle || k == btnDone
+}
+
 // buttonRef is what a callback token stands for.
 type buttonRef struct {
 	key state.ChatKey
 }
 
-// routeCallback answers the press at once (the client shows a spinner
-// until then), then hands the work to the chat.
+// pressRoute is where a press goes: the chat (or forum topic) its button
+// belongs to, and what the press does there. deliver reports whether the
+// update was handed to the chat (which then finishes it).
+type pressRoute struct {
+	key     state.ChatKey
+	deliver func(updateID int64) bool
+}
+
+// expiredText answers a press whose button nothing serves; a press from
+// a chat the button does not belong to gets it too, so it learns nothing.
+const expiredText = "This button has expired."
+
+// routeCallback checks the press, then hands its work to the chat. Every
+// kind of button goes through the same checks, in this order: the user
+// and the chat are allowed, the token names something, and the chat (and
+// forum topic) the press came from is the one it belongs to. Telegram
+// takes the callback data from the client, which can send any, so a token
+// copied from another chat must not act there.
 func (b *Bridge) routeCallback(ctx context.Context, updateID int64, cq *models.CallbackQuery) bool {
 	if !b.allowedUser(cq.From.ID) || !b.allowedChat(callbackChat(cq)) {
-		b.answerCallback(cq.ID, "You are not allowed to use this bot.", true)
-		b.log.Warn().Int64("user_id", cq.From.ID).Msg("ignoring a button press from a user not allowed")
-		return false
+		return b.refuseStrangerPress(updateID, cq)
 	}
 	kind, token, arg, ok := parseCallbackData(cq.Data)
 	if !ok {
 		b.answerCallback(cq.ID, "This button is not recognised.", true)
 		return false
 	}
-	if kind == btnContinue {
-		return b.routeContinue(ctx, updateID, cq, token)
+	rt, refusal := b.resolvePress(ctx, kind, token, arg, cq)
+	if refusal != "" {
+		b.answerCallback(cq.ID, refusal, true)
+		return false
 	}
-	if kind == btnRetryLimit || kind == btnDropRetry || kind == btnDeleteSchedule {
-		return b.routeAway(ctx, updateID, cq, kind, token) // away.go
+	if from, ok := pressKey(cq); !ok || from != rt.key {
+		b.ignored.log(b, "foreign-press", callbackChat(cq), cq.From.ID,
+			"refusing a button press from a chat or topic the button does not belong to (a copied or forged callback)")
+		b.answerCallback(cq.ID, expiredText, true)
+		return false
 	}
-	if kind == btnRetryVoice {
-		return b.routeVoiceRetry(ctx, updateID, cq, token) // voice.go
+	return rt.deliver(updateID)
+}
+
+// resolvePress finds what a press's token stands for, or says why the
+// button no longer works.
+func (b *Bridge) resolvePress(ctx context.Context, kind buttonKind, token string, arg int, cq *models.CallbackQuery) (pressRoute, string) {
+	switch kind {
+	case btnContinue:
+		return b.continueRoute(ctx, cq, token) // drain.go
+	case btnRetryLimit, btnDropRetry, btnDeleteSchedule:
+		return b.awayRoute(ctx, cq, kind, token) // away.go
+	case btnRetryVoice:
+		return b.voiceRetryRoute(cq, token) // voice.go
 	}
 	b.mu.Lock()
 	ref, known := b.buttons[token]
 	c := b.chats[ref.key]
 	b.mu.Unlock()
 	if !known || c == nil {
-		b.answerCallback(cq.ID, b.staleButtonText(ctx, kind, token), true)
-		return false
+		return pressRoute{}, b.staleButtonText(ctx, kind, token)
 	}
-	b.answerCallback(cq.ID, pressAck(kind), false)
-	c.post(item{updateID: updateID, press: &press{kind: kind, token: token, arg: arg, from: cq.From}})
-	return true
+	return pressRoute{key: ref.key, deliver: func(updateID int64) bool {
+		b.answerCallback(cq.ID, pressAck(kind), false)
+		c.post(item{updateID: updateID, press: &press{kind: kind, token: token, arg: arg, from: cq.From}})
+		return true
+	}}, ""
+}
+
+// pressKey is the chat (and forum topic) a press came from: that of the
+// message carrying the button. A message Telegram no longer shows the bot
+// does not say its topic, so a press on one is not trusted.
+func pressKey(cq *models.CallbackQuery) (state.ChatKey, bool) {
+	if m := cq.Message.Message; m != nil && m.Chat.ID != 0 {
+		return chatKeyOf(m), true
+	}
+	return state.ChatKey{}, false
+}
+
+// refuseStrangerPress drops a press from a user (or in a chat) the bot
+// does not serve, like their messages: no database write, the log
+// rate-limited per chat, and the "not allowed" answer at most once a
+// minute per user, so a stream of presses costs neither log lines nor
+// Bot API calls.
+func (b *Bridge) refuseStrangerPress(updateID int64, cq *models.CallbackQuery) bool {
+	chat := callbackChat(cq)
+	if !b.allowedUser(cq.From.ID) {
+		b.ignored.log(b, "stranger-press", chat, cq.From.ID, "ignoring a button press from a user not allowed")
+	} else {
+		b.ignored.log(b, "group-press", chat, cq.From.ID, "ignoring a button press in a group not listed in telegram.allowed_chat_ids")
+	}
+	if b.ignored.due("stranger-press-answer", cq.From.ID) {
+		b.answerCallback(cq.ID, "You are not allowed to use this bot.", true)
+	}
+	return b.dropQuietly(updateID)
 }
 
 func (b *Bridge) staleButtonText(ctx context.Context, kind buttonKind, token string) string {
@@ -86,7 +157,7 @@ func (b *Bridge) staleButtonText(ctx context.Context, kind buttonKind, token str
 	if a, err := b.store.GetApproval(ctx, token); err == nil && a.Decision != state.DecisionPending {
 		return "This request is no longer waiting (" + string(a.Decision) + ")."
 	}
-	return "This button has expired."
+	return expiredText
 }
 
 func pressAck(kind buttonKind) string {
@@ -153,7 +224,7 @@ func (b *Bridge) forgetButton(token string) {
 }
 
 func callbackData(kind buttonKind, token string, arg int) string {
-	if kind == btnOption || kind == btnPick || kind == btnToggle || kind == btnDone {
+	if kind.withArg() {
 		return string(kind) + ":" + token + ":" + strconv.Itoa(arg)
 	}
 	return string(kind) + ":" + token
@@ -165,16 +236,15 @@ func parseCallbackData(data string) (buttonKind, string, int, bool) {
 		return 0, "", 0, false
 	}
 	kind := buttonKind(parts[0][0])
-	switch kind {
-	case btnApprove, btnDeny, btnAlways, btnCancel, btnContinue, btnKeepWaiting, btnRetryLimit, btnDropRetry, btnDeleteSchedule,
-		btnFullDiff, btnSendEdited, btnRetryVoice: // the last three: phone.go
-		return kind, parts[1], 0, len(parts) == 2
-	case btnOption, btnPick, btnToggle, btnDone:
-		if len(parts) != 3 {
-			return 0, "", 0, false
-		}
-		n, err := strconv.Atoi(parts[2])
-		return kind, parts[1], n, err == nil && n >= 0
+	if !slices.Contains(buttonKinds, kind) {
+		return 0, "", 0, false
 	}
-	return 0, "", 0, false
+	if !kind.withArg() {
+		return kind, parts[1], 0, len(parts) == 2
+	}
+	if len(parts) != 3 {
+		return 0, "", 0, false
+	}
+	n, err := strconv.Atoi(parts[2])
+	return kind, parts[1], n, err == nil && n >= 0
 }

@@ -57,6 +57,7 @@ type chat struct {
 	live      atomic.Pointer[runner.Session] // sess, readable off the actor
 	dead      atomic.Bool                    // abandoned (tests simulate a crash)
 	events    <-chan runner.Event
+	book      *costBook // who pays for sess's turns (turn_costs.go)
 	turn      *turn
 	approvals map[string]*approval // by token
 	menus     map[string]*menu     // choice menus (/mode, /model) by token
@@ -81,8 +82,12 @@ type chat struct {
 	sessDir      string
 	continueNext bool
 	continued    bool // sess continued the directory's latest conversation
-	promptNoted  bool
-	phone        phoneState // edits, albums and forwards (phone.go)
+	// adoptID is a session started outside untether that /continue chose
+	// (continue_latest.go): when the next session resumes it, its first
+	// prompt was someone else's.
+	adoptID     string
+	promptNoted bool
+	phone       phoneState // edits, albums and forwards (phone.go)
 	// curUpdate is the update of the mailbox item being handled; a handler
 	// that finishes it later (a message handed to the CLI off the actor)
 	// takes it.
@@ -306,8 +311,10 @@ func (c *chat) handle(it item) {
 	case it.fn != nil:
 		it.fn()
 	case it.msg != nil:
+		c.leaveClosedProject() // projects_allowed.go
 		c.onMessage(it.msg)
 	case it.press != nil:
+		c.leaveClosedProject()
 		c.onPress(it.press)
 	}
 	c.updateCounts()
@@ -348,5 +355,5 @@ func (c *chat) onMessage(m *models.Message) {
 		c.reply("Send text, a photo, a file or a voice note; this kind of message is not supported.", m.ID)
 		return
 	}
-	c.send(runner.UserInput{Text: m.Text}, m.ID)
+	c.send(runner.UserInput{Text: m.Text}, m.ID, senderOf(m))
 }

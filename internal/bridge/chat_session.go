@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/go-telegram/bot/models"
+
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/runner"
 )
@@ -36,6 +38,12 @@ func (c *chat) closeSession() {
 			if c.events != nil {
 				for ev := range c.events {
 					c.safely("event", func() { c.onEvent(ev) })
+				}
+			}
+			c.b.closeBook(sess)
+			if c.book != nil { // its exit can come after the stream ended
+				if rec, ok := c.book.died(c.b); ok {
+					c.recordTurn(rec)
 				}
 			}
 			return
@@ -83,7 +91,9 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	}
 	c.sess, c.events = sess, sess.Events()
 	c.live.Store(sess)
-	c.sessPlace, c.continueNext, c.continued = pl, false, rc.Continue
+	c.book = c.b.openBook(sess, c.key, pl.project) // turn_costs.go
+	c.sessPlace, c.continueNext, c.continued = pl, false, rc.Continue || (c.adoptID != "" && string(sess.ID()) == c.adoptID)
+	c.adoptID = ""
 	c.sessDir = ""
 	if rc.Remote == nil {
 		c.sessDir = rc.Workdir
@@ -104,8 +114,8 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 // the start waits for the spawn limiter).
 func (c *chat) prewarm() {
 	if name := c.record().Project; name != "" {
-		if _, ok := c.b.Config().Project(name); !ok {
-			return // its project is gone: the chat is told when it next writes
+		if _, ok := c.usableProject(c.b.Config(), name); !ok {
+			return // its project is gone (or closed to it): the chat is told when it next writes
 		}
 	}
 	sess, err := c.ensureSession()
@@ -123,18 +133,23 @@ func (c *chat) prewarm() {
 	}()
 }
 
-func (c *chat) sendToClaude(text string, msgID int) {
-	c.send(runner.UserInput{Text: text}, msgID)
+// send queues a message for Claude from user from. The hand-over itself
+// (which may start the CLI, or wait for a live-process slot) runs off the
+// actor; see dispatch.go.
+func (c *chat) send(input runner.UserInput, msgID int, from state.UserID) {
+	c.sendOutgoing(&outgoing{input: input, msgID: msgID, label: labelOf(input), from: from})
 }
 
-// send queues a message for Claude. The hand-over itself (which may start
-// the CLI, or wait for a live-process slot) runs off the actor; see
-// dispatch.go.
-func (c *chat) send(input runner.UserInput, msgID int) {
-	c.sendOutgoing(&outgoing{input: input, msgID: msgID, label: labelOf(input)})
+// senderOf is the user who sent m (0 when Telegram names none).
+func senderOf(m *models.Message) state.UserID {
+	if m == nil || m.From == nil {
+		return 0
+	}
+	return state.UserID(m.From.ID)
 }
 
 func (c *chat) sendOutgoing(o *outgoing) {
+	c.leaveClosedProject()  // projects_allowed.go: a scheduled run, a retry
 	if !c.withinBudget(o) { // budget.go: refused, and told
 		o.settle()
 		return

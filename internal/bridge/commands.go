@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -78,25 +77,8 @@ func (c *chat) onCommand(cmd ingress.Command, m *models.Message) {
 		c.getCommand(cmd.Args, m) // get.go
 	default:
 		// Claude's own slash commands (/compact, …) go to the CLI as text.
-		c.sendToClaude(m.Text, m.ID)
+		c.send(runner.UserInput{Text: m.Text}, m.ID, senderOf(m))
 	}
-}
-
-// closeDetached ends a session the chat let go of (/new, a switch): its
-// turn is interrupted and its CLI closed (with kill, killed first), while
-// nobody shows its last frames.
-func closeDetached(b *Bridge, old *runner.Session, events <-chan runner.Event, kill bool) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.runCtx), time.Minute)
-	defer cancel()
-	if kill {
-		old.Kill()
-	}
-	_ = old.Interrupt(ctx)
-	go func() {
-		for range events {
-		}
-	}()
-	_ = old.Close(ctx)
 }
 
 func (c *chat) status() string {

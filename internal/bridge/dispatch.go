@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
@@ -23,6 +24,10 @@ type outgoing struct {
 	msgID    int   // the Telegram message it came from (0: none)
 	updateID int64 // its update, confirmed only once handed over (or answered)
 	label    string
+	// from is the user the prompt is from (a schedule's: its creator);
+	// 0 for nobody, as for a [[schedules]] entry. A retry after a limit
+	// keeps it (limitretry.go).
+	from     state.UserID
 	resend   bool                // a message re-sent after its CLI died
 	state    runner.MessageState // its fate in the CLI, once written
 	deferred bool                // left for the next start by a drain

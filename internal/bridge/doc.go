@@ -38,14 +38,24 @@
 // users chose, else the config's default; everything about the project
 // comes from the config at each spawn (a live CLI keeps its directory, and
 // its files are taken from there, until its session ends), and a project
-// on another host runs the CLI through ssh. A chat keeps one session per (project, branch):
-// switching resumes, /sessions lists them with Resume buttons (sessions.go),
-// /continue takes the directory's latest conversation, and /topic makes a
-// forum topic already bound to a project (topics.go). A session id read
-// from the state database or a Resume button, and a stored or requested
-// model, reach the runner only as runner.ParseSessionID and
-// runner.CheckModel accept them: a damaged one is forgotten and the chat
-// told (projects.go, models.go), a requested one refused.
+// on another host runs the CLI through ssh. A project's allowed_chat_ids
+// keep every other chat out of it (projects_allowed.go). A chat keeps one
+// session per (project, branch): switching resumes, /sessions lists them
+// with Resume buttons (sessions.go), /continue takes the directory's
+// latest conversation when the chat may see it (continue_latest.go), and
+// /topic makes a forum topic already bound to a project (topics.go). A
+// session id read from the state database or a Resume button, and a
+// stored or requested model, reach the runner only as
+// runner.ParseSessionID and runner.CheckModel accept them: a damaged one
+// is forgotten and the chat told (projects.go, models.go), a requested
+// one refused.
+//
+// Every button press, of every kind, goes through routeCallback
+// (buttons.go): the user and chat are allowed (a stranger's press is
+// dropped like their messages, its log and answer rate-limited), the
+// token names something live, and the chat and forum topic the press came
+// from are the ones the token belongs to, since a client can send any
+// callback data on any bot message it sees.
 //
 // Telegram is treated as hostile input, like the CLI's stream. Every
 // getUpdates response passes through an update guard (pollGuard,
@@ -59,7 +69,9 @@
 // STATUS=) counts a poll only once its updates are routed or skipped.
 //
 // Away from the keyboard (away.go and the files it names): /usage and
-// budgets read the turns table, which records each turn's project, so a
+// budgets read the turns table, which records every turn (also those of
+// a session the chat let go of, and an estimate for one whose CLI died
+// before reporting its cost: turn_costs.go) and its project, so a
 // project's own budget (budget_projects.go) counts its turns while the
 // global one counts all; one scheduler goroutine sends scheduled
 // prompts and prompts a subscription limit rejected, when due, through the
@@ -69,8 +81,10 @@
 // and branch it was rejected in (limitretry_projects.go). A claimed run or
 // retry stays pending in the store until its prompt reaches the CLI, so
 // one that waited for a busy chat when the daemon stopped runs after the
-// restart (pending_runs.go). Those, and budget days, go by an injectable
-// Clock.
+// restart (pending_runs.go). A run or retry goes only while its chat is
+// served and the user it is from (a schedule's creator, a prompt's
+// author) is still allowed, checked at every run. Those, and budget days,
+// go by an injectable Clock.
 //
 // A state write the disk refuses (full, read-only) never stops a chat: the
 // bridge writes through stateWrites, which keeps refused writes in order

@@ -67,26 +67,26 @@ func (c *chat) releaseHumanWaits() {
 	c.updateCounts()
 }
 
-// routeContinue handles a ▶️ Continue press. It works after the restart the
+// continueRoute handles a ▶️ Continue press. It works after the restart the
 // button was made for; during a drain it asks the user to wait.
-func (b *Bridge) routeContinue(ctx context.Context, updateID int64, cq *models.CallbackQuery, token string) bool {
+func (b *Bridge) continueRoute(ctx context.Context, cq *models.CallbackQuery, token string) (pressRoute, string) {
+	const wait = "untether is restarting; press ▶️ Continue again once it is back."
 	if b.draining.Load() {
-		b.answerCallback(cq.ID, "untether is restarting; press ▶️ Continue again once it is back.", true)
-		return false
+		return pressRoute{}, wait
 	}
 	a, err := b.store.GetApproval(ctx, token)
-	if err != nil || a.Decision != state.DecisionInterrupted || a.Note == "continued" ||
-		cq.Message.Message == nil || cq.Message.Message.Chat.ID != int64(a.Key.Chat) || !b.allowedChat(int64(a.Key.Chat)) {
-		b.answerCallback(cq.ID, "This button has expired.", true)
-		return false
+	if err != nil || a.Decision != state.DecisionInterrupted || a.Note == "continued" {
+		return pressRoute{}, expiredText
 	}
-	c := b.chat(a.Key, a.Key.Chat < 0)
-	if c == nil {
-		b.answerCallback(cq.ID, "untether is restarting; press ▶️ Continue again once it is back.", true)
-		return false
-	}
-	c.post(item{updateID: updateID, fn: func() { c.continueAfterRestart(a, cq.ID, cq.From) }})
-	return true
+	return pressRoute{key: a.Key, deliver: func(updateID int64) bool {
+		c := b.chat(a.Key, a.Key.Chat < 0)
+		if c == nil {
+			b.answerCallback(cq.ID, wait, true)
+			return false
+		}
+		c.post(item{updateID: updateID, fn: func() { c.continueAfterRestart(a, cq.ID, cq.From) }})
+		return true
+	}}, ""
 }
 
 // continueAfterRestart resumes the session of an approval a restart
@@ -112,7 +112,7 @@ func (c *chat) continueAfterRestart(a state.Approval, callbackID string, from mo
 		Input: a.InputJSON, Summary: a.Summary}
 	html := render.RenderApprovalDecided(req, render.Decision("Continued after the restart"), userName(from), time.Now())
 	c.b.out.Edit(c.ctx(), c.b.out.Adopt(c.outKey, outbox.MessageID(a.MessageID)), outbox.High, outbox.Content{Text: html})
-	c.send(runner.UserInput{Text: continuePrompt(a)}, int(a.MessageID))
+	c.send(runner.UserInput{Text: continuePrompt(a)}, int(a.MessageID), state.UserID(from.ID))
 }
 
 // enterApprovalSession makes the approval's session the chat's, switching

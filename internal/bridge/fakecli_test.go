@@ -14,6 +14,12 @@ import (
 // itself), so for those the test binary re-executes as a tiny fake CLI.
 const envFakeCLI = "UNTETHER_BRIDGE_FAKE_CLI"
 
+// envFakeCLILog names a file the fake CLI appends a line to for every
+// control request it receives ("control <subtype> <mode>") and every
+// permission mode it is in ("mode <mode>"), so a test sees what reached
+// the CLI and what it ended up doing.
+const envFakeCLILog = "UNTETHER_BRIDGE_FAKE_CLI_LOG"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envFakeCLI) != "" {
 		os.Exit(fakeCLI())
@@ -24,8 +30,26 @@ func TestMain(m *testing.M) {
 // fakeCLI answers "echo: <text>" to every message, except that a message
 // starting with HOLD keeps its turn open until the next message arrives;
 // that next message is reported queued and then cancelled, and the held
-// turn completes.
+// turn completes. "SWITCH <mode>" makes it switch its permission mode by
+// itself (as an approved plan does), which it reports in system/status,
+// as it does for set_permission_mode.
 func fakeCLI() int {
+	record := func(string) {}
+	if p := os.Getenv(envFakeCLILog); p != "" {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return 1
+		}
+		defer f.Close()
+		record = func(line string) { fmt.Fprintln(f, line) }
+	}
+	mode := "default"
+	for i, a := range os.Args {
+		if a == "--permission-mode" && i+1 < len(os.Args) {
+			mode = os.Args[i+1]
+		}
+	}
+	record("mode " + mode)
 	sid := "00000000-0000-4000-8000-00000000000f"
 	for _, a := range os.Args {
 		for _, flag := range []string{"--session-id=", "--resume="} {
@@ -51,6 +75,11 @@ func fakeCLI() int {
 			lifecycle(u, "completed")
 		}
 	}
+	setMode := func(m string) {
+		mode = m
+		record("mode " + mode)
+		emit(map[string]any{"type": "system", "subtype": "status", "status": nil, "permissionMode": mode})
+	}
 	held := ""
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -59,7 +88,11 @@ func fakeCLI() int {
 			Type      string `json:"type"`
 			UUID      string `json:"uuid"`
 			RequestID string `json:"request_id"`
-			Message   struct {
+			Request   struct {
+				Subtype string `json:"subtype"`
+				Mode    string `json:"mode"`
+			} `json:"request"`
+			Message struct {
 				Content json.RawMessage `json:"content"`
 			} `json:"message"`
 		}
@@ -68,7 +101,11 @@ func fakeCLI() int {
 		}
 		switch in.Type {
 		case "control_request":
+			record("control " + in.Request.Subtype + " " + in.Request.Mode)
 			emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": in.RequestID, "response": map[string]any{}}})
+			if in.Request.Subtype == "set_permission_mode" {
+				setMode(in.Request.Mode)
+			}
 		case "user":
 			var text string
 			if json.Unmarshal(in.Message.Content, &text) != nil {
@@ -83,11 +120,14 @@ func fakeCLI() int {
 			}
 			lifecycle(in.UUID, "queued")
 			lifecycle(in.UUID, "started")
-			emit(map[string]any{"type": "system", "subtype": "init", "model": "fake-model", "permissionMode": "default",
+			emit(map[string]any{"type": "system", "subtype": "init", "model": "fake-model", "permissionMode": mode,
 				"cwd": mustGetwd(), "tools": []string{"Bash"}})
 			if strings.HasPrefix(text, "HOLD") {
 				held = in.UUID
 				continue
+			}
+			if m, ok := strings.CutPrefix(text, "SWITCH "); ok {
+				setMode(strings.TrimSpace(m))
 			}
 			answer("echo: "+text, in.UUID)
 		}

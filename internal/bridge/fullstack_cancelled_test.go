@@ -1,7 +1,6 @@
 package bridge_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -15,8 +14,7 @@ import (
 func TestQueuedMessageCancelledByTheCLIIsNamed(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withConfig(func(c *config.Config) {
-		c.Claude.Binary = os.Args[0]
-		c.Claude.Env = map[string]string{envFakeCLI: "1"}
+		useFakeCLI(c)
 	}))
 	held := r.say(chat, alice, "HOLD this turn")
 	dropped := r.say(chat, alice, "FORGOTTEN by the CLI")

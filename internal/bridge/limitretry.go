@@ -30,10 +30,13 @@ func (c *chat) answerLimit(tc runner.TurnCompleted, replyTo int) bool {
 	if tc.OK || rej == nil {
 		return false
 	}
-	var in *runner.UserInput
+	var (
+		in   *runner.UserInput
+		from state.UserID
+	)
 	for _, u := range append(append([]runner.MessageUUID(nil), tc.Messages...), c.started) {
 		if o := c.inputs[u]; o != nil {
-			in = &o.input
+			in, from = &o.input, o.from
 			break
 		}
 	}
@@ -43,7 +46,7 @@ func (c *chat) answerLimit(tc runner.TurnCompleted, replyTo int) bool {
 	}
 	mode := c.b.Config().Claude.RetryAfterLimit
 	r := state.Retry{Token: newToken(), Key: c.key, ReplyTo: state.MessageID(replyTo), Label: labelOf(*in),
-		Window: rej.WindowType, ResetsAt: rej.ResetsAt, State: state.RetryAsked, CreatedAt: c.b.now(),
+		Window: rej.WindowType, ResetsAt: rej.ResetsAt, State: state.RetryAsked, CreatedAt: c.b.now(), CreatedBy: from,
 		Project: c.sessPlace.project, Branch: c.sessPlace.branch} // where it goes again (limitretry_projects.go)
 	notice := render.LimitRetry{State: render.LimitRetryAsked}
 	switch mode {
@@ -162,6 +165,6 @@ func (c *chat) fireRetry(r state.Retry) {
 	c.editLimitNotice(r, render.LimitRetry{State: render.LimitRetrySent, At: c.b.now()})
 	c.log.Info().Time("resets_at", r.ResetsAt).Msg("sending a prompt again after its limit reset")
 	c.handOverRetry(r) // pending_runs.go
-	c.sendOutgoing(&outgoing{input: in, msgID: int(r.ReplyTo), label: labelOf(in),
+	c.sendOutgoing(&outgoing{input: in, msgID: int(r.ReplyTo), label: labelOf(in), from: r.CreatedBy,
 		settled: func() { c.finishRetry(r, state.RetrySent) }})
 }

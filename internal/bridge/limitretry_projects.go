@@ -32,6 +32,10 @@ func (c *chat) enterRetryPlace(r state.Retry) bool {
 			"</b> is no longer in untether's configuration. Send it yourself where you like.")
 		return false
 	}
+	if !c.mayUse(p) { // projects_allowed.go
+		c.dropRetry(r, "⚠️ "+label+" was not sent again after the limit: its project "+c.notOpen(p)+" now.")
+		return false
+	}
 	to := place{project: p.Name, branch: r.Branch}
 	if _, cur := c.placeFor(cfg); strings.EqualFold(cur.project, to.project) && cur.branch == to.branch {
 		return true

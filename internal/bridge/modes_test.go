@@ -2,11 +2,14 @@ package bridge_test
 
 import (
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,6 +59,18 @@ func flagValue(args []string, flag string) string {
 	return ""
 }
 
+// storedMode is the chat's stored permission mode, "" when it has no
+// record at all.
+func (r *rig) storedMode(key state.ChatKey) string {
+	r.t.Helper()
+	c, err := r.store.GetChat(context.Background(), key)
+	if errors.Is(err, state.ErrNotFound) {
+		return ""
+	}
+	require.NoError(r.t, err)
+	return c.PermissionMode
+}
+
 func (r *rig) storedChat(key state.ChatKey) state.Chat {
 	r.t.Helper()
 	c, err := r.store.GetChat(context.Background(), key)
@@ -77,20 +92,44 @@ func (r *rig) asksApproval(chat telegramtest.ChatID) {
 
 const bypassRefused = "⛔ bypassPermissions is not allowed on this daemon (claude.allowed_modes)"
 
+// repliesTo is the text of every bot message replying to msg, once the
+// chat has handled what came after it (a /status round trip: the actor
+// handles a chat's messages in order).
+func (r *rig) repliesTo(chat telegramtest.ChatID, msg telegramtest.Message) []string {
+	r.t.Helper()
+	st := r.say(chat, alice, "/status")
+	r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
+	var out []string
+	for _, m := range r.tg.Messages(chat) {
+		if m.FromBot && m.ReplyTo == msg.ID {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
 func TestModeOutsideAllowedListIsRefused(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	r := newRig(t)
 
-	// No CLI yet: the refusal must not be remembered for the next start.
+	// No CLI yet: the refusal must not be remembered for the next start:
+	// nothing is stored, and the next start has nothing to fall back from.
 	md := r.say(chat, alice, "/mode bypassPermissions")
 	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && m.Text == bypassRefused })
+	assert.Equal(t, []string{bypassRefused}, r.repliesTo(chat, md), "the refusal and nothing else")
+	assert.Empty(t, r.storedMode(key), "nothing stored")
 	r.asksApproval(chat)
 	assert.Equal(t, "default", flagValue(r.cliArgs(key), "--permission-mode"))
+	for _, m := range r.tg.Messages(chat) {
+		assert.NotContains(t, m.Text, "is no longer allowed", "no stored mode to drop at the start")
+	}
 
-	// A live CLI: nothing is sent to it either.
+	// A live CLI: nothing is sent to it either (TestRefusedModeNeverReachesTheCLI
+	// watches its stdin), so no attempt fails there.
 	md = r.say(chat, alice, "/mode bypassPermissions")
 	r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && m.Text == bypassRefused })
+	assert.Equal(t, []string{bypassRefused}, r.repliesTo(chat, md), "the refusal and nothing else")
 	r.asksApproval(chat)
 	assert.Empty(t, r.storedChat(key).PermissionMode, "nothing stored")
 
@@ -192,6 +231,103 @@ func TestCLIModeSwitchOutsideListIsReverted(t *testing.T) {
 	status := r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
 	assert.Contains(t, status.Text, "Mode: plan")
 	assert.Empty(t, r.storedChat(key).PermissionMode)
+	// Not only untether's bookkeeping: the CLI itself is in plan mode again,
+	// as it tells the model in its next request.
+	r.ask(chat, "after the revert")
+	assert.True(t, mentions(r.callFor("after the revert"), "Re-entering Plan Mode"), "the CLI is back in plan mode")
+}
+
+// mentions reports whether a model call carries text anywhere: the system
+// prompt or any block of any message (the CLI's reminders included).
+func mentions(call fakeapi.Request, text string) bool {
+	if strings.Contains(call.System(), text) {
+		return true
+	}
+	for _, m := range call.Messages() {
+		if strings.Contains(m.Content.Text(), text) {
+			return true
+		}
+		for _, b := range m.Content {
+			if strings.Contains(b.Text, text) || strings.Contains(b.Content.Text(), text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withModeLog runs the fake CLI (fakecli_test.go), which logs the control
+// requests it receives and the modes it is in to the returned file.
+func withModeLog(t *testing.T, mutate func(*config.Config)) (rigOption, string) {
+	log := filepath.Join(t.TempDir(), "cli.log")
+	return withConfig(func(c *config.Config) {
+		useFakeCLI(c)
+		c.Claude.Env[envFakeCLILog] = log
+		mutate(c)
+	}), log
+}
+
+// cliLog is what the fake CLIs logged, line by line.
+func cliLog(t *testing.T, path string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSpace(string(raw)), "\n")
+}
+
+// What the live CLI receives when a mode is refused: nothing. An allowed
+// switch, for comparison, reaches it (and the CLI is in that mode).
+func TestRefusedModeNeverReachesTheCLI(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	opt, log := withModeLog(t, func(*config.Config) {})
+	r := newRig(t, opt)
+	r.ask(chat, "hello") // a live CLI
+	for _, refused := range []string{"bypassPermissions", "manual"} {
+		md := r.say(chat, alice, "/mode "+refused)
+		r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID })
+		for _, reply := range r.repliesTo(chat, md) {
+			assert.False(t, strings.HasPrefix(reply, "Permission mode:"), "refused: %s", reply)
+		}
+	}
+	assert.NotContains(t, strings.Join(cliLog(t, log), "\n"), "set_permission_mode", "no refused mode was sent to the CLI")
+
+	md := r.say(chat, alice, "/mode plan")
+	r.waitBot(chat, "switched", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && m.Text == "Permission mode: plan" })
+	lines := cliLog(t, log)
+	assert.Contains(t, lines, "control set_permission_mode plan", "an allowed switch does reach it")
+	assert.Equal(t, "mode plan", lines[len(lines)-1])
+}
+
+// A switch the CLI makes by itself to a mode the operator does not allow
+// is undone in the CLI: it gets set_permission_mode back to the allowed
+// mode, and that is the mode it ends in.
+func TestCLIModeSwitchOutsideListIsUndoneInTheCLI(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	opt, log := withModeLog(t, func(c *config.Config) {
+		c.Claude.PermissionMode = config.PermissionPlan
+		c.Claude.AllowedModes = []config.PermissionMode{config.PermissionPlan, config.PermissionDefault}
+	})
+	r := newRig(t, opt)
+	in := r.say(chat, alice, "SWITCH bypassPermissions")
+	r.finalAnswer(chat, in.ID, "echo: SWITCH bypassPermissions")
+	r.waitBot(chat, "revert notice", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, "Claude switched to bypassPermissions, which is not allowed") && strings.Contains(m.Text, "switching back to plan")
+	})
+	require.Eventually(t, func() bool {
+		lines := cliLog(t, log)
+		return lines[len(lines)-1] == "mode plan"
+	}, wait, 20*time.Millisecond, "the CLI ends in plan mode")
+	assert.Equal(t, []string{"mode plan", "mode bypassPermissions", "control set_permission_mode plan", "mode plan"}, cliLog(t, log))
+
+	// A switch within the allowed modes is kept: nothing is sent back.
+	in = r.say(chat, alice, "SWITCH default")
+	r.finalAnswer(chat, in.ID, "echo: SWITCH default")
+	st := r.say(chat, alice, "/status")
+	status := r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
+	assert.Contains(t, status.Text, "Mode: default")
+	lines := cliLog(t, log)
+	assert.Equal(t, "mode default", lines[len(lines)-1])
+	assert.Equal(t, 1, strings.Count(strings.Join(lines, "\n"), "set_permission_mode"))
 }
 
 // TestAlwaysAllowNeverOffersADisallowedMode: Write asks with a "setMode

@@ -19,10 +19,11 @@ import (
 // restart runs the latest of them, once.
 
 // deliverRun hands a claimed scheduled run to its chat, or ends it when
-// the chat may no longer be served.
+// the chat may no longer be served or its creator no longer use the bot.
 func (b *Bridge) deliverRun(ctx context.Context, sc state.Schedule) {
-	if !b.scheduleAllowed(sc.Key) {
-		b.log.Warn().Str("chat", sc.Key.String()).Int64("schedule", sc.ID).Msg("not running a scheduled prompt: the chat is no longer allowed")
+	if why := b.runRefusal(sc.Key, sc.CreatedBy); why != "" {
+		b.log.Warn().Str("chat", sc.Key.String()).Int64("schedule", sc.ID).Int64("created_by", int64(sc.CreatedBy)).
+			Msg("not running a scheduled prompt: " + why)
 		if err := b.store.FinishScheduleRun(ctx, sc.ID, sc.PendingRun); err != nil {
 			b.log.Error().Err(err).Int64("schedule", sc.ID).Msg("end a scheduled run")
 		}
@@ -32,10 +33,12 @@ func (b *Bridge) deliverRun(ctx context.Context, sc state.Schedule) {
 }
 
 // deliverRetry hands a claimed retry to its chat, or drops it when the
-// chat may no longer be served.
+// chat may no longer be served or the prompt's author no longer use the
+// bot.
 func (b *Bridge) deliverRetry(ctx context.Context, r state.Retry) {
-	if !b.scheduleAllowed(r.Key) {
-		b.log.Warn().Str("chat", r.Key.String()).Msg("not sending a prompt again after its limit: the chat is no longer allowed")
+	if why := b.runRefusal(r.Key, r.CreatedBy); why != "" {
+		b.log.Warn().Str("chat", r.Key.String()).Int64("created_by", int64(r.CreatedBy)).
+			Msg("not sending a prompt again after its limit: " + why)
 		if _, err := b.store.DecideRetry(ctx, r.Token, state.RetryDropped, 0, state.RetryFiring); err != nil {
 			b.log.Error().Err(err).Msg("drop a retry after a limit")
 		}

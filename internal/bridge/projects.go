@@ -39,7 +39,7 @@ func (c *chat) isTopic() bool { return c.key.Thread != 0 }
 // config has it, else the default for a chat or a topic.
 func (c *chat) projectFor(cfg *config.Config) config.ProjectSettings {
 	if name := c.record().Project; name != "" {
-		if p, ok := cfg.Project(name); ok {
+		if p, ok := c.usableProject(cfg, name); ok { // projects_allowed.go
 			return p
 		}
 	}
@@ -105,7 +105,7 @@ func (c *chat) dropRemovedProject(cfg *config.Config) {
 	if rec.Project == "" {
 		return
 	}
-	if _, ok := cfg.Project(rec.Project); ok {
+	if _, ok := c.usableProject(cfg, rec.Project); ok {
 		return
 	}
 	gone := rec.Project
@@ -113,7 +113,7 @@ func (c *chat) dropRemovedProject(cfg *config.Config) {
 	c.saveRecord()
 	p := c.projectFor(cfg)
 	c.log.Warn().Str("project", gone).Str("now", p.Name).Msg("the chat's project was removed from the config")
-	c.reply("ℹ️ The project <b>"+render.EscapeHTML(gone)+"</b> is no longer in untether's configuration, so this "+c.chatWord()+
+	c.reply("ℹ️ The project <b>"+render.EscapeHTML(gone)+"</b> "+c.goneWhy(cfg, gone)+", so this "+c.chatWord()+
 		" works in <b>"+render.EscapeHTML(p.Name)+"</b> now. /project lists the projects.", 0)
 }
 
@@ -249,13 +249,13 @@ func (c *chat) chooseProject(arg string, replyTo int) {
 	cfg := c.b.Config()
 	cur, pl := c.placeFor(cfg)
 	if name == "" {
-		c.showMenu(menuProject, "📁 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n\n"+projectList(cfg)+
-			"\nChoose a project, or send <code>/project NAME</code>:", cfg.ProjectNames(), cur.Name, replyTo)
+		c.showMenu(menuProject, "📁 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n\n"+projectList(cfg, c.projectNames(cfg))+
+			"\nChoose a project, or send <code>/project NAME</code>:", c.projectNames(cfg), cur.Name, replyTo)
 		return
 	}
 	if _, ok := cfg.Project(name); !ok {
-		c.showMenu(menuProject, "❓ There is no project <b>"+render.EscapeHTML(name)+"</b>.\n\n"+projectList(cfg)+"\nChoose one:",
-			cfg.ProjectNames(), cur.Name, replyTo)
+		c.showMenu(menuProject, "❓ There is no project <b>"+render.EscapeHTML(name)+"</b>.\n\n"+projectList(cfg, c.projectNames(cfg))+"\nChoose one:",
+			c.projectNames(cfg), cur.Name, replyTo)
 		return
 	}
 	c.applyProject(name, func(html string) { c.reply(html, replyTo) })
@@ -267,6 +267,10 @@ func (c *chat) applyProject(name string, respond func(string)) {
 	p, ok := cfg.Project(name)
 	if !ok {
 		respond("❓ There is no project <b>" + render.EscapeHTML(name) + "</b> any more. /project lists them.")
+		return
+	}
+	if !c.mayUse(p) {
+		respond(c.notOpenText(p))
 		return
 	}
 	_, cur := c.placeFor(cfg)
@@ -309,10 +313,11 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// projectList is one line per project: its name, description and where.
-func projectList(cfg *config.Config) string {
+// projectList is one line per project of names: its name, description
+// and where.
+func projectList(cfg *config.Config, names []string) string {
 	var b strings.Builder
-	for _, name := range cfg.ProjectNames() {
+	for _, name := range names {
 		p, _ := cfg.Project(name)
 		b.WriteString("• <b>" + render.EscapeHTML(name) + "</b>")
 		if p.Description != "" {

@@ -58,7 +58,7 @@ func (c *chat) resendQueued() {
 		if o == nil || o.state == runner.MessageStarted || o.state == runner.MessageCompleted {
 			continue
 		}
-		again = append(again, &outgoing{input: o.input, msgID: o.msgID, label: o.label, resend: true})
+		again = append(again, &outgoing{input: o.input, msgID: o.msgID, label: o.label, from: o.from, resend: true})
 	}
 	clear(c.inputs)
 	clear(c.userMsgs)

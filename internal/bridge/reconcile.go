@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 // messages it never delivered are sent, pending approvals are marked
 // expired (their CLI process is gone) and progress messages say the turn
 // was interrupted, so no button or spinner is left that nothing serves.
+// A chat the config no longer serves (a group taken off allowed_chat_ids,
+// a user off allowed_user_ids) gets none of it: its journaled messages
+// are dropped unsent, and its messages are not edited.
 func (b *Bridge) reconcile(ctx context.Context) error {
 	items, err := b.store.PendingOutbox(ctx)
 	if err != nil {
@@ -25,20 +29,28 @@ func (b *Bridge) reconcile(ctx context.Context) error {
 		// Replayed: final answers and notices the previous run accepted but
 		// could not deliver.
 		entries := make([]outbox.JournalEntry, 0, len(items))
+		var unsent []outbox.JournalEntry
 		for _, it := range items {
 			e := outbox.JournalEntry{ID: outbox.JournalID(it.ID),
 				Key: outbox.ChatKey{Chat: int64(it.Key.Chat), Thread: int(it.Key.Thread)}, Kind: it.Kind, Payload: it.Payload}
-			if strings.HasPrefix(outbox.EntryTag(e), tagApproval) {
+			switch {
+			case !b.chatServed(it.Key):
+				b.log.Warn().Str("chat", it.Key.String()).Msg("not sending a message the previous run left: the chat is no longer allowed")
+			case strings.HasPrefix(outbox.EntryTag(e), tagApproval):
 				// An approval prompt's request died with its CLI process:
 				// sending it now would show buttons nothing serves.
-				if err := b.store.AckOutbox(ctx, it.ID); err != nil {
-					b.log.Warn().Err(err).Msg("drop journaled approval prompt")
-				}
+			default:
+				entries = append(entries, e)
 				continue
 			}
-			entries = append(entries, e)
+			unsent = append(unsent, e)
+			if err := b.store.AckOutbox(ctx, it.ID); err != nil {
+				b.log.Warn().Err(err).Msg("drop a journaled message")
+			}
 		}
-		settleMovedFiles(entries) // files_out.go
+		// A file's move to .untether/sent/ is finished either way, so the
+		// next turn does not find it again.
+		settleMovedFiles(append(slices.Clip(entries), unsent...)) // files_out.go
 		if _, err := b.out.Restore(ctx, entries); err != nil {
 			b.log.Error().Err(err).Msg("restore journaled messages")
 		}
@@ -54,7 +66,7 @@ func (b *Bridge) reconcile(ctx context.Context) error {
 		if err := b.store.DecideApproval(ctx, a.Token, state.DecisionExpired, 0, now, "untether restarted"); err != nil {
 			b.log.Warn().Err(err).Str("token", a.Token).Msg("expire orphaned approval")
 		}
-		if a.MessageID == 0 {
+		if a.MessageID == 0 || !b.chatServed(a.Key) {
 			continue
 		}
 		req := runner.ApprovalRequested{RequestID: runner.RequestID(a.RequestID), Tool: a.Tool, DisplayName: a.Tool,
@@ -68,7 +80,7 @@ func (b *Bridge) reconcile(ctx context.Context) error {
 		return fmt.Errorf("read live messages: %w", err)
 	}
 	for _, l := range live {
-		if l.Kind == state.LiveProgress {
+		if l.Kind == state.LiveProgress && b.chatServed(l.Key) {
 			b.out.Edit(ctx, b.out.Adopt(outKey(l.Key), outbox.MessageID(l.MessageID)), outbox.High,
 				outbox.Content{Text: "⚠️ <b>Interrupted</b>: untether restarted during this turn. Send a message to continue; the session resumes with its history."})
 		}

@@ -119,13 +119,29 @@ func (b *Bridge) deliver(key state.ChatKey, fn func(*chat)) {
 	c.post(item{fn: func() { fn(c) }})
 }
 
-// scheduleAllowed reports whether untether may still talk in a chat: a
-// private chat's user must be allowed, a group must be.
-func (b *Bridge) scheduleAllowed(key state.ChatKey) bool {
+// chatServed reports whether untether may still talk in a chat: a
+// private chat's user must be allowed, a group must be. What the previous
+// run left to send (reconcile.go), schedules and retries are held to it.
+func (b *Bridge) chatServed(key state.ChatKey) bool {
 	if key.Chat > 0 {
 		return b.allowedUser(int64(key.Chat))
 	}
 	return b.allowedChat(int64(key.Chat))
+}
+
+// runRefusal says why a scheduled run or a retry after a limit may not go
+// now ("" when it may): untether may no longer talk in its chat, or the
+// user it is from (a schedule's creator, a prompt's author; 0 for nobody,
+// as for a [[schedules]] entry) was taken off the allow-list since. Both
+// are checked at every run, against the config of the moment.
+func (b *Bridge) runRefusal(key state.ChatKey, by state.UserID) string {
+	switch {
+	case !b.chatServed(key):
+		return "the chat is no longer allowed"
+	case by != 0 && !b.allowedUser(int64(by)):
+		return "the user it is from is no longer allowed"
+	}
+	return ""
 }
 
 // nextRun is a schedule's run after now; zero for a one-off.

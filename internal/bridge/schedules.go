@@ -191,7 +191,7 @@ func (c *chat) runScheduled(sc state.Schedule) {
 	before := c.turn
 	c.log.Info().Int64("schedule", sc.ID).Msg("running a scheduled prompt")
 	in := runner.UserInput{Text: sc.Prompt}
-	c.sendOutgoing(&outgoing{input: in, label: labelOf(in), settled: func() { c.finishScheduleRun(sc) }}) // pending_runs.go
+	c.sendOutgoing(&outgoing{input: in, label: labelOf(in), from: sc.CreatedBy, settled: func() { c.finishScheduleRun(sc) }}) // pending_runs.go
 	if t := c.turn; t != nil && t != before && !t.done {
 		t.scheduled = scheduledNote(sc)
 	}

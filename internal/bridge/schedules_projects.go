@@ -45,6 +45,11 @@ func (c *chat) enterScheduledProject(sc state.Schedule) bool {
 			"</b> is no longer in untether's configuration.", 0)
 		return false
 	}
+	if !c.mayUse(p) { // projects_allowed.go
+		c.log.Warn().Int64("schedule", sc.ID).Str("project", name).Msg("a scheduled prompt's project is not open to its chat")
+		c.reply("⚠️ Scheduled "+id+" did not run: its project "+c.notOpen(p)+".", 0)
+		return false
+	}
 	if _, cur := c.placeFor(cfg); strings.EqualFold(cur.project, p.Name) {
 		return true
 	}

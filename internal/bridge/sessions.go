@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
 
 // /sessions lists the chat's last sessions with a Resume button each;
-// /continue takes the latest conversation in the project's directory,
-// whoever started it (the hand-off from a terminal); and each answer can
+// /continue takes the latest conversation in the project's directory when
+// it is the chat's own or, in a private chat, one started outside
+// untether (the hand-off from a terminal; continue_latest.go); and each answer can
 // end with "claude --resume <id>" ([render] show_resume_line), the hand-off
 // to a terminal.
 
@@ -85,6 +87,10 @@ func (c *chat) resumeSession(stored string, respond func(string)) bool {
 		respond("⚠️ That session ran in project <b>" + render.EscapeHTML(se.Project) + "</b>, which is no longer configured.")
 		return false
 	}
+	if !c.mayUse(p) { // projects_allowed.go
+		respond(c.notOpenText(p))
+		return false
+	}
 	to := place{project: p.Name, branch: se.Branch}
 	if err := checkProjectDir(p); err != nil {
 		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()))
@@ -106,12 +112,61 @@ func (c *chat) resumeSession(stored string, respond func(string)) bool {
 }
 
 // continueLatest is /continue: the next message continues the most recent
-// conversation in the project's directory (the CLI's --continue), including
-// one started at a terminal there.
+// conversation in the project's directory, including one started at a
+// terminal there, when the chat may see it (continue_latest.go).
 func (c *chat) continueLatest(replyTo int) {
 	cfg := c.b.Config()
 	p, pl := c.placeFor(cfg)
-	if c.refuseBusy(func(html string) { c.reply(html, replyTo) }) {
+	respond := func(html string) { c.reply(html, replyTo) }
+	if c.refuseBusy(respond) {
+		return
+	}
+	if p.Remote() {
+		c.continueRemote(p, pl, respond)
+		return
+	}
+	dir := placeDir(p, pl)
+	id, err := latestSession(c.b.cliHome(p), dir)
+	switch {
+	case err != nil:
+		c.log.Error().Err(err).Msg("find the latest session")
+		respond("⚠️ Could not look for the most recent Claude session in <code>" + render.EscapeHTML(dir) + "</code>: " + render.EscapeHTML(err.Error()))
+		return
+	case id == "":
+		respond("There is no Claude session in <code>" + render.EscapeHTML(dir) + "</code> to continue yet: your next message starts one.")
+		return
+	}
+	if why := c.continueRefusal(id); why != "" {
+		c.log.Info().Str("latest", id).Msg("refused /continue: the latest session is not this chat's to see")
+		respond(why)
+		return
+	}
+	text, ours := c.continueText(id, dir, pl.String())
+	if id != c.record().SessionID {
+		c.dropSession("/continue")
+		c.continueNext = false
+		if err := c.b.store.NoteSession(c.ctx(), c.key, pl.project, pl.branch, id); err != nil {
+			c.log.Error().Err(err).Msg("continue the latest session")
+			respond("⚠️ Could not continue that session.")
+			return
+		}
+		c.rec.SessionID = id
+		c.saveRecord()
+		if !ours {
+			c.adoptID = id // its first prompt was someone else's (noteSession)
+		}
+	}
+	respond(text)
+}
+
+// continueRemote is /continue in a project on another host, whose
+// transcripts untether cannot read: a group is refused, a private chat
+// gets the CLI's own --continue.
+func (c *chat) continueRemote(p config.ProjectSettings, pl place, respond func(string)) {
+	if c.group {
+		respond("🔒 Project <b>" + render.EscapeHTML(p.Name) + "</b> runs on " + render.EscapeHTML(p.Host) +
+			", where untether cannot see whose the most recent Claude session is, so /continue works for it only in a private chat. /sessions lists this " +
+			c.chatWord() + "'s sessions.")
 		return
 	}
 	// Killed, not closed: a CLI that exits normally appends to its
@@ -121,8 +176,8 @@ func (c *chat) continueLatest(replyTo int) {
 	c.continueNext = true
 	c.rec.SessionID = ""
 	c.saveRecord()
-	c.reply("↪️ Your next message continues the most recent Claude session in <code>"+render.EscapeHTML(whereText(p, pl))+
-		"</code>, wherever it was started (a terminal too), in project <b>"+render.EscapeHTML(pl.String())+"</b>.", replyTo)
+	respond("↪️ Your next message continues the most recent Claude session in <code>" + render.EscapeHTML(whereText(p, pl)) +
+		"</code>, wherever it was started (a terminal too), in project <b>" + render.EscapeHTML(pl.String()) + "</b>.")
 }
 
 // resumeLine is the answer's "claude --resume <id>", when the config

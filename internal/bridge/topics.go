@@ -38,7 +38,11 @@ func (c *chat) createTopic(args string, m *models.Message) {
 	cfg := c.b.Config()
 	p, ok := cfg.Project(fields[0])
 	if !ok {
-		respond("❓ There is no project <b>" + render.EscapeHTML(fields[0]) + "</b>.\n\n" + projectList(cfg))
+		respond("❓ There is no project <b>" + render.EscapeHTML(fields[0]) + "</b>.\n\n" + projectList(cfg, c.projectNames(cfg)))
+		return
+	}
+	if !c.mayUse(p) { // projects_allowed.go: every topic of the group is the group's
+		respond(c.notOpenText(p))
 		return
 	}
 	pl := place{project: p.Name}

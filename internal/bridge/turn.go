@@ -245,25 +245,29 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 		c.finishProgress(t, !tc.OK)
 	}
 	c.deliverOutbox(replyTo) // files_out.go
-	rec := state.TurnRecord{Key: c.key, SessionID: string(tc.SessionID), Duration: tc.Duration, CostUSD: tc.CostUSD,
-		ContextPct: tc.ContextPercent, OK: tc.OK, TerminalReason: tc.TerminalReason}
+	var started time.Time
 	if t != nil {
-		rec.StartedAt = t.view.StartedAt
+		started = t.view.StartedAt
 	}
-	c.recordTurnExtras(&rec, tc) // away.go
+	c.recordTurn(c.b.turnRecord(c.key, c.sessPlace.project, tc, started)) // turn_costs.go
+}
+
+// recordTurn charges a turn to the chat: its budgets, /usage and /status.
+func (c *chat) recordTurn(rec state.TurnRecord) {
 	if err := c.b.store.RecordTurn(c.ctx(), rec); err != nil {
 		c.log.Error().Err(err).Msg("record turn")
 	}
-	c.rec.CostUSD += tc.CostUSD
+	c.rec.CostUSD += rec.CostUSD
 	c.rec.Turns++
 }
 
 func (c *chat) onExit(e runner.ProcessExited) {
 	t := c.turn
+	charged := c.chargeUnreported() // turn_costs.go
 	if t != nil && !t.done {
 		t.view.Apply(e, time.Now())
 		if !e.Requested || t.cancelled {
-			c.reply(render.RenderCrash(e), t.replyTo)
+			c.reply(render.RenderCrash(e)+charged, t.replyTo)
 		}
 		c.finishProgress(t, true)
 		// What Claude put in its outbox before the process died is sent

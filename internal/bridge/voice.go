@@ -52,6 +52,7 @@ type voiceJob struct {
 	Caption  string    `json:"caption,omitempty"`
 	Quote    string    `json:"quote,omitempty"` // the reply context (replies.go)
 	Received time.Time `json:"received"`
+	From     int64     `json:"from,omitempty"` // who sent it
 	Kept     bool      `json:"-"`
 }
 
@@ -76,7 +77,8 @@ func isVoice(m *models.Message) bool {
 
 // voiceJobOf describes the audio of m; size is what Telegram announced.
 func voiceJobOf(m *models.Message, key state.ChatKey) (voiceJob, int64) {
-	j := voiceJob{ID: newToken(), Chat: int64(key.Chat), Thread: int(key.Thread), MsgID: m.ID, Caption: m.Caption, Received: time.Now()}
+	j := voiceJob{ID: newToken(), Chat: int64(key.Chat), Thread: int(key.Thread), MsgID: m.ID, Caption: m.Caption, Received: time.Now(),
+		From: int64(senderOf(m))}
 	var size int64
 	switch {
 	case m.Voice != nil:
@@ -129,7 +131,7 @@ func (c *chat) onVoice(m *models.Message, quote string) {
 
 func (c *chat) queueVoice(job voiceJob) {
 	log, octx := c.log, c.ctx() // read on the actor: prepare runs off it
-	c.sendOutgoing(&outgoing{msgID: job.MsgID, label: "a " + job.Kind, prepare: func(ctx context.Context) (runner.UserInput, error) {
+	c.sendOutgoing(&outgoing{msgID: job.MsgID, label: "a " + job.Kind, from: state.UserID(job.From), prepare: func(ctx context.Context) (runner.UserInput, error) {
 		return c.b.voiceInput(ctx, octx, job, log)
 	}})
 }
@@ -276,26 +278,26 @@ func loadKept(cfg *config.Config, id string) (voiceJob, error) {
 	return job, nil
 }
 
-// routeVoiceRetry handles 🔁 Retry: the kept note goes to its chat again.
-func (b *Bridge) routeVoiceRetry(_ context.Context, updateID int64, cq *models.CallbackQuery, token string) bool {
-	cfg := b.Config()
-	job, err := loadKept(cfg, token)
-	if err != nil || cq.Message.Message == nil || cq.Message.Message.Chat.ID != job.Chat {
-		b.answerCallback(cq.ID, "This voice note is no longer kept (it was transcribed, or is older than 24 hours).", true)
-		return false
+// voiceRetryRoute handles 🔁 Retry: the kept note goes to its chat again.
+func (b *Bridge) voiceRetryRoute(cq *models.CallbackQuery, token string) (pressRoute, string) {
+	job, err := loadKept(b.Config(), token)
+	if err != nil {
+		return pressRoute{}, "This voice note is no longer kept (it was transcribed, or is older than 24 hours)."
 	}
-	c := b.chat(job.key(), job.Chat < 0)
-	if c == nil {
-		b.answerCallback(cq.ID, "untether is restarting; press again once it is back.", true)
-		return false
-	}
-	b.answerCallback(cq.ID, "Retrying…", false)
-	notice := b.out.Adopt(outKey(job.key()), outbox.MessageID(cq.Message.Message.ID))
-	c.post(item{updateID: updateID, fn: func() {
-		b.out.Edit(c.ctx(), notice, outbox.High, outbox.Content{Text: "🔁 Retrying the transcription of this " + render.EscapeHTML(job.Kind) + "…"})
-		c.queueVoice(job)
-	}})
-	return true
+	return pressRoute{key: job.key(), deliver: func(updateID int64) bool {
+		c := b.chat(job.key(), job.Chat < 0)
+		if c == nil {
+			b.answerCallback(cq.ID, "untether is restarting; press again once it is back.", true)
+			return false
+		}
+		b.answerCallback(cq.ID, "Retrying…", false)
+		notice := b.out.Adopt(outKey(job.key()), outbox.MessageID(cq.Message.Message.ID))
+		c.post(item{updateID: updateID, fn: func() {
+			b.out.Edit(c.ctx(), notice, outbox.High, outbox.Content{Text: "🔁 Retrying the transcription of this " + render.EscapeHTML(job.Kind) + "…"})
+			c.queueVoice(job)
+		}})
+		return true
+	}}, ""
 }
 
 // pruneVoice deletes kept voice notes older than voiceKeep (loadKept

@@ -99,6 +99,10 @@ const (
 	DefaultRetryAfterLimit = RetryAsk
 	// DefaultBudgetWarnAt is the share of a budget at which an answer warns.
 	DefaultBudgetWarnAt = 0.8
+	// DefaultUnreportedTurnUSD is what a turn whose cost the CLI never
+	// reported is counted as: more than most turns cost, so a budget errs
+	// on the side of stopping early.
+	DefaultUnreportedTurnUSD = 1.0
 	// DefaultMaxSchedulesPerChat bounds the schedules one chat can create.
 	DefaultMaxSchedulesPerChat = 20
 	DefaultScheduleCatchUp     = true
@@ -475,6 +479,10 @@ type Budget struct {
 	// WarnAt is the share of a budget (0 < WarnAt <= 1) at which an answer
 	// says so, once per day or month.
 	WarnAt float64 `toml:"warn_at"`
+	// UnreportedTurnUSD is what a turn is counted as when its CLI died
+	// before it reported the turn's cost (killed, crashed): never more
+	// than what that CLI's --max-budget-usd still allowed.
+	UnreportedTurnUSD float64 `toml:"unreported_turn_usd"`
 }
 
 // Enabled reports whether any budget is set.
@@ -555,7 +563,7 @@ func Default() Config {
 		State:     State{Dir: DefaultStateDir, Retention: DefaultRetention},
 		Log:       Log{Level: DefaultLogLevel, Format: DefaultLogFormat},
 		Daemon:    Daemon{DrainTimeout: DefaultDrainTimeout},
-		Budget:    Budget{WarnAt: DefaultBudgetWarnAt},
+		Budget:    Budget{WarnAt: DefaultBudgetWarnAt, UnreportedTurnUSD: DefaultUnreportedTurnUSD},
 		Scheduler: Scheduler{MaxPerChat: DefaultMaxSchedulesPerChat, CatchUp: DefaultScheduleCatchUp},
 	}
 }

@@ -53,6 +53,7 @@ var wantReloadable = map[string]bool{
 	"budget.daily_usd":            true,
 	"budget.monthly_usd":          true,
 	"budget.warn_at":              true,
+	"budget.unreported_turn_usd":  true,
 	"scheduler.max_per_chat":      true,
 	// Projects are read at each spawn; a chat on a removed one is told.
 	"projects":                       true,

@@ -87,9 +87,9 @@ func TestDumpRoundTrips(t *testing.T) {
 		{Chat: 2, Thread: 3, Cron: "@daily", Prompt: "x", Timezone: "Asia/Tokyo"}}
 	cfg.Projects = map[string]Project{
 		"api": {Path: home, Description: "the API", AllowedModes: []PermissionMode{PermissionDefault},
-			Env: map[string]string{"A": "1"}, ExtraArgs: []string{"--add-dir", "/x"}, SSHOptions: []string{}},
+			Env: map[string]string{"A": "1"}, ExtraArgs: []string{"--add-dir", "/x"}, SSHOptions: []string{}, AllowedChatIDs: []int64{1, -100}},
 		"far.box": {Path: "~/src", Host: "me@far", SSHOptions: []string{"-p", "2222"}, AllowedModes: []PermissionMode{},
-			Env: map[string]string{"B": "2"}, ExtraArgs: []string{}, WorktreeBase: "origin/main"},
+			Env: map[string]string{"B": "2"}, ExtraArgs: []string{}, WorktreeBase: "origin/main", AllowedChatIDs: []int64{}},
 	}
 
 	dump := cfg.Dump()

@@ -46,6 +46,10 @@ type Project struct {
 	// WorktreeBase is what /branch creates a new branch from; empty means
 	// the main checkout's current HEAD.
 	WorktreeBase string `toml:"worktree_base"`
+	// AllowedChatIDs, when set, are the only chats that may work in the
+	// project: private chats by their user's id, groups (with all their
+	// forum topics) by theirs. Empty: every chat untether serves.
+	AllowedChatIDs []int64 `toml:"allowed_chat_ids"`
 	// Budget ([projects.<name>.budget]) caps what the project's turns may
 	// spend, within [budget], which still caps everything together.
 	Budget ProjectBudget `toml:"budget"`
@@ -100,6 +104,13 @@ type ProjectSettings struct {
 // ModeAllowed reports whether the project allows mode.
 func (p ProjectSettings) ModeAllowed(mode PermissionMode) bool {
 	return slices.Contains(p.AllowedModes, mode)
+}
+
+// ChatAllowed reports whether the chat with id chat (a user's id for a
+// private chat, a group's for a group and its topics) may work in the
+// project.
+func (p ProjectSettings) ChatAllowed(chat int64) bool {
+	return len(p.AllowedChatIDs) == 0 || slices.Contains(p.AllowedChatIDs, chat)
 }
 
 // Project returns the settings of the project called name ("default" is
@@ -220,6 +231,38 @@ func (c *Config) validateProjects(ps *problems) {
 	if tp := c.Telegram.TopicDefaultProject; tp != "" && len(names) > 0 && !known(tp) {
 		ps.add("telegram.topic_default_project", "is %q, which is not a project; one of %s, or empty for telegram.default_project", tp, strings.Join(names, ", "))
 	}
+	// A chat that chose no project works in the default one, so that one
+	// must be open to every chat.
+	for _, d := range []struct{ key, name string }{
+		{"telegram.default_project", c.Telegram.DefaultProject},
+		{"telegram.topic_default_project", c.Telegram.TopicDefaultProject},
+	} {
+		if p, ok := c.Project(d.name); ok && len(p.AllowedChatIDs) > 0 && !ps.has(projectsKey+"."+quoteKey(p.Name)+".allowed_chat_ids") {
+			ps.add(projectsKey+"."+quoteKey(p.Name)+".allowed_chat_ids", "is set, but the project is %s, where every chat that chose none works; "+
+				"leave allowed_chat_ids empty there or make another project the default", d.key)
+		}
+	}
+}
+
+// validateProjectChats: a project's allowed_chat_ids name chats untether
+// serves, each once.
+func (c *Config) validateProjectChats(key string, p Project, ps *problems) {
+	key += ".allowed_chat_ids"
+	for i, id := range p.AllowedChatIDs {
+		switch {
+		case id == 0:
+			ps.add(key, "entry %d is 0; a chat id is a user's id (a private chat) or a group's negative id", i)
+		case id > 0 && !c.Telegram.AllowAnyUser && !slices.Contains(c.Telegram.AllowedUserIDs, id):
+			ps.add(key, "entry %d is %d, a private chat, but that user is not in telegram.allowed_user_ids", i, id)
+		case id < 0 && !slices.Contains(c.Telegram.AllowedChatIDs, id):
+			ps.add(key, "entry %d is %d, a group, but it is not in telegram.allowed_chat_ids", i, id)
+		case slices.Index(p.AllowedChatIDs, id) != i:
+			ps.add(key, "lists %d twice", id)
+		default:
+			continue
+		}
+		return // one mistake, one problem
+	}
 }
 
 func (c *Config) validateProject(key string, p Project, ps *problems) {
@@ -265,6 +308,7 @@ func (c *Config) validateProject(key string, p Project, ps *problems) {
 	if b := p.WorktreeBase; b != "" && (!revPattern.MatchString(b) || strings.HasPrefix(b, "-")) {
 		ps.add(key+".worktree_base", "%q is not a git revision", b)
 	}
+	c.validateProjectChats(key, p, ps)
 	nonNegative(ps, key+".budget.daily_usd", p.Budget.DailyUSD)
 	nonNegative(ps, key+".budget.monthly_usd", p.Budget.MonthlyUSD)
 	if w := p.Budget.WarnAt; w != 0 && !(w > 0 && w <= 1) {

@@ -60,3 +60,16 @@ func (s *Secret) UnmarshalText(text []byte) error {
 	s.value = string(text)
 	return nil
 }
+
+// Secrets returns the value of every secret the config holds (the bot
+// token, the voice API key, and any key of type Secret added later), for
+// the log redactor. Empty ones are left out.
+func (c *Config) Secrets() []string {
+	var out []string
+	for _, f := range c.fields() {
+		if s, ok := f.value.Interface().(Secret); ok && !s.IsZero() {
+			out = append(out, s.Reveal())
+		}
+	}
+	return out
+}

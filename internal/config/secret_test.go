@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -101,4 +102,21 @@ func TestSecretNeverPrintedByLoggers(t *testing.T) {
 	slog.New(slog.NewJSONHandler(&sbuf, nil)).Info("x", "token", s, "config", cfg)
 	assert.NotContains(t, sbuf.String(), testTokenSecret)
 	assert.Contains(t, sbuf.String(), `"token":"`+redacted+`"`)
+}
+
+// TestSecretsListsEverySecretKey: every key of type Secret reaches the log
+// redactor, including one added later.
+func TestSecretsListsEverySecretKey(t *testing.T) {
+	c := Default()
+	var want []string
+	for _, f := range c.fields() {
+		if _, ok := f.value.Interface().(Secret); ok {
+			v := "secret-of-" + f.key
+			f.value.Set(reflect.ValueOf(NewSecret(v)))
+			want = append(want, v)
+		}
+	}
+	require.Len(t, want, 2, "telegram.bot_token and voice.api_key")
+	assert.ElementsMatch(t, want, c.Secrets())
+	assert.Empty(t, (&Config{}).Secrets(), "no empty secret")
 }

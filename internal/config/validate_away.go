@@ -18,6 +18,9 @@ func (c *Config) validateAway(ps *problems) {
 
 	nonNegative(ps, "budget.daily_usd", c.Budget.DailyUSD)
 	nonNegative(ps, "budget.monthly_usd", c.Budget.MonthlyUSD)
+	if v := c.Budget.UnreportedTurnUSD; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		ps.add("budget.unreported_turn_usd", "is %v; must be 0 (such turns count as free) or more", v)
+	}
 	if w := c.Budget.WarnAt; !(w > 0 && w <= 1) {
 		ps.add("budget.warn_at", "is %v; must be a share of the budget above 0 and at most 1 (0.8 warns at 80 %%)", w)
 	}
@@ -41,8 +44,11 @@ func (c *Config) validateSchedule(ps *problems, key string, s Schedule) {
 		ps.add(key+".thread", "is %d; a forum topic id is positive (0: no topic)", s.Thread)
 	}
 	if s.Project != "" {
-		if _, ok := c.Project(s.Project); !ok {
+		switch p, ok := c.Project(s.Project); {
+		case !ok:
 			ps.add(key+".project", "is %q, which is not a project; one of %s, or empty for wherever the chat works", s.Project, strings.Join(c.ProjectNames(), ", "))
+		case s.Chat != 0 && !p.ChatAllowed(s.Chat):
+			ps.add(key+".project", "is %q, whose allowed_chat_ids do not list chat %d", p.Name, s.Chat)
 		}
 	}
 	if _, err := cronspec.Parse(s.Cron); err != nil {

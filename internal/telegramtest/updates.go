@@ -349,6 +349,28 @@ func (s *Server) TryUserPresses(chat ChatID, user User, msg MessageID, data stri
 	case !m.HasButton(data):
 		return "", fmt.Errorf("press %q on message %d in chat %d: no button with that callback_data (keyboard %v)", data, msg, chat, m.Keyboard)
 	}
+	return s.pressLocked(c, user, m, data), nil
+}
+
+// ForgePress presses a button that is not on the message: a client can
+// send any callback data for a message it sees (messages.getBotCallbackAnswer
+// takes the data from the client), so a token copied from another chat can
+// arrive on any bot message. The message must exist; user zero is the
+// chat's default user.
+func (s *Server) ForgePress(chat ChatID, user User, msg MessageID, data string) CallbackQueryID {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chats[chat]
+	if c == nil || c.messages[msg] == nil || c.messages[msg].Deleted {
+		s.t.Fatalf("telegramtest: ForgePress: no message %d in chat %d", msg, chat)
+		return ""
+	}
+	return s.pressLocked(c, user, c.messages[msg], data)
+}
+
+func (s *Server) pressLocked(c *chatState, user User, m *message, data string) CallbackQueryID {
+	chat := c.ID
 	if user.ID == 0 {
 		user = c.DefaultUser
 	}
@@ -360,5 +382,5 @@ func (s *Server) TryUserPresses(chat ChatID, user User, msg MessageID, data stri
 		ChatInstance: strconv.FormatInt(-int64(chat)*7919-104729, 10), Data: data,
 	}}
 	s.enqueueLocked("callback_query", w, Update{Message: m.copy(), QueryID: id, From: user.ID, Data: data})
-	return id, nil
+	return id
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/mattn/go-isatty"
@@ -22,14 +23,16 @@ const (
 
 // New returns a logger writing to out, with secrets redacted, and sets the
 // level process-wide (SetLevel), so a reload changes it for every logger
-// derived from this one.
-func New(level string, format Format, out *os.File, secrets ...string) zerolog.Logger {
+// derived from this one. The redactor is returned so a reload can add the
+// secrets it brings.
+func New(level string, format Format, out *os.File, secrets ...string) (zerolog.Logger, *Redactor) {
 	SetLevel(level)
-	var w io.Writer = NewRedactor(out, secrets...)
+	r := NewRedactor(out, secrets...)
+	var w io.Writer = r
 	if format == FormatConsole || (format == FormatAuto && isatty.IsTerminal(out.Fd())) {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
 	}
-	return zerolog.New(w).With().Timestamp().Logger()
+	return zerolog.New(w).With().Timestamp().Logger(), r
 }
 
 // SetLevel sets the minimum level logged ("info" when unknown). It is safe
@@ -55,12 +58,20 @@ type Redactor struct {
 // NewRedactor wraps out. Empty secrets are ignored.
 func NewRedactor(out io.Writer, secrets ...string) *Redactor {
 	r := &Redactor{out: out}
+	r.Add(secrets...)
+	return r
+}
+
+// Add redacts secrets from now on too (a reload's new token or key); the
+// ones it had stay redacted. Empty ones and repeats are ignored.
+func (r *Redactor) Add(secrets ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, s := range secrets {
-		if s != "" {
+		if s != "" && !slices.ContainsFunc(r.secrets, func(have []byte) bool { return string(have) == s }) {
 			r.secrets = append(r.secrets, []byte(s))
 		}
 	}
-	return r
 }
 
 var redacted = []byte("[redacted]")
@@ -68,14 +79,14 @@ var redacted = []byte("[redacted]")
 // Write writes p with secrets replaced. It reports len(p) on success so
 // callers do not see a short write when the replacement changes the size.
 func (r *Redactor) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	out := p
 	for _, s := range r.secrets {
 		if bytes.Contains(out, s) {
 			out = bytes.ReplaceAll(out, s, redacted)
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if _, err := r.out.Write(out); err != nil {
 		return 0, err
 	}

@@ -17,3 +17,14 @@ func TestRedactorBlanksSecretsInAnyField(t *testing.T) {
 	assert.NotContains(t, buf.String(), "SECRET")
 	assert.Equal(t, 3, bytes.Count(buf.Bytes(), []byte("[redacted]")))
 }
+
+func TestRedactorAddsSecretsOfAReload(t *testing.T) {
+	var buf bytes.Buffer
+	r := NewRedactor(&buf, "old-token")
+	log := zerolog.New(r)
+	r.Add("new-voice-key", "", "old-token")
+	log.Info().Msg("old-token then new-voice-key")
+	assert.NotContains(t, buf.String(), "old-token")
+	assert.NotContains(t, buf.String(), "new-voice-key")
+	assert.Equal(t, 2, bytes.Count(buf.Bytes(), []byte("[redacted]")))
+}

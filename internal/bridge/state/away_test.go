@@ -74,7 +74,7 @@ func TestRetryLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	r := state.Retry{Token: "tok", Key: state.ChatKey{Chat: 5}, ReplyTo: 9, Input: []byte(`{"Text":"hi"}`), Label: "hi", Window: "five_hour",
-		Project: "api", Branch: "feat", ResetsAt: t0.Add(time.Hour), State: state.RetryAsked, CreatedAt: t0}
+		Project: "api", Branch: "feat", CreatedBy: 2001, ResetsAt: t0.Add(time.Hour), State: state.RetryAsked, CreatedAt: t0}
 	require.NoError(t, s.PutRetry(ctx, r))
 	assert.ErrorIs(t, s.PutRetry(ctx, state.Retry{Token: "bad"}), state.ErrInvalid)
 	require.NoError(t, s.SetRetryMessage(ctx, "tok", 12))

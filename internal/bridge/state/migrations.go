@@ -280,6 +280,12 @@ DROP TABLE limit_retries;
 ALTER TABLE limit_retries_new RENAME TO limit_retries;
 CREATE INDEX limit_retries_due ON limit_retries (resets_at) WHERE state = 'scheduled';
 `,
+	// 11: who wrote a prompt a limit rejected, so its retry is not sent
+	// for a user the operator has since taken off the allow-list. Older
+	// rows keep 0 (nobody is checked; the chat still is).
+	`
+ALTER TABLE limit_retries ADD COLUMN created_by INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one

@@ -39,6 +39,9 @@ type Retry struct {
 	ResetsAt  time.Time
 	State     RetryState
 	DecidedBy UserID
+	// CreatedBy wrote the prompt (for a scheduled one: the schedule's
+	// creator); 0 for nobody, such as a [[schedules]] entry.
+	CreatedBy UserID
 	CreatedAt time.Time
 }
 
@@ -49,17 +52,17 @@ func (s *Store) PutRetry(ctx context.Context, r Retry) error {
 	}
 	if _, err := s.exec(ctx, `
 INSERT INTO limit_retries (token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state, decided_by, created_at,
-	project, branch)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	project, branch, created_by)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.Token, r.Key.Chat, r.Key.Thread, r.ReplyTo, r.MessageID, r.Input, r.Label, r.Window, toNanos(r.ResetsAt), string(r.State),
-		r.DecidedBy, toNanos(s.orNow(r.CreatedAt)), r.Project, r.Branch); err != nil {
+		r.DecidedBy, toNanos(s.orNow(r.CreatedAt)), r.Project, r.Branch, r.CreatedBy); err != nil {
 		return fmt.Errorf("record retry %s: %w", r.Token, err)
 	}
 	return nil
 }
 
 const retryColumns = `token, chat_id, thread_id, reply_to, message_id, input, label, window, resets_at, state, decided_by, created_at,
-	project, branch`
+	project, branch, created_by`
 
 func scanRetry(row interface{ Scan(...any) error }) (Retry, error) {
 	var (
@@ -68,7 +71,7 @@ func scanRetry(row interface{ Scan(...any) error }) (Retry, error) {
 		st              string
 	)
 	if err := row.Scan(&r.Token, &r.Key.Chat, &r.Key.Thread, &r.ReplyTo, &r.MessageID, &r.Input, &r.Label, &r.Window, &resets, &st,
-		&r.DecidedBy, &created, &r.Project, &r.Branch); err != nil {
+		&r.DecidedBy, &created, &r.Project, &r.Branch, &r.CreatedBy); err != nil {
 		return Retry{}, err
 	}
 	r.ResetsAt, r.CreatedAt, r.State = fromNanos(resets), fromNanos(created), RetryState(st)

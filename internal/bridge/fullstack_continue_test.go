@@ -1,0 +1,62 @@
+package bridge_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/telegramtest"
+)
+
+// /continue takes the most recent session in the project's directory only
+// when the chat may see it: in a group, only one the group itself ran; in
+// a private chat, also one started at a terminal; never another chat's.
+// Whoever's it is, the refused session never reaches the model.
+func TestContinueTakesOnlyASessionTheChatMaySee(t *testing.T) {
+	private := telegramtest.ChatID(alice)
+	r := newRig(t, withGroup(config.GroupTriggerAll))
+	r.addTeam()
+	r.ask(team, "GROUP first words")
+	r.ask(private, "PRIVATE secret kiwi") // now the directory's latest
+
+	// Another chat's session: refused in the group, which goes on in its own.
+	refusal := r.command(team, "/continue", "")
+	r.ask(team, "after the refusal")
+	call := r.callFor("after the refusal")
+	assert.False(t, call.AnyUserContains("PRIVATE secret kiwi"), "the private session did not reach the group")
+	assert.True(t, call.AnyUserContains("GROUP first words"), "the group kept its own session")
+	assert.Contains(t, refusal.Text, "is another chat's")
+
+	// A session started at a terminal: not in a group, yes in a private chat.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	terminal, err := r.claude.Converse(ctx, "TERMINAL notes at the desk")
+	require.NoError(t, err)
+	refusal = r.command(team, "/continue", "")
+	r.ask(team, "still the group's")
+	assert.False(t, r.callFor("still the group's").AnyUserContains("TERMINAL notes at the desk"), "the terminal's session did not reach the group")
+	assert.Contains(t, refusal.Text, "was started outside untether")
+	r.ask(private, "hello again") // the private chat's own session is the latest now
+	_, err = r.claude.Converse(ctx, "TERMINAL notes, later")
+	require.NoError(t, err)
+	r.command(private, "/continue", "started outside untether")
+	r.ask(private, "what did I note?")
+	assert.True(t, r.callFor("what did I note?").AnyUserContains("TERMINAL notes, later"))
+	assert.NotEqual(t, terminal, r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)}))
+
+	// The group's own session, the latest again: continued.
+	r.ask(team, "GROUP again")
+	r.command(team, "/continue", "this chat's own")
+	r.ask(team, "and on")
+	assert.True(t, r.callFor("and on").AnyUserContains("GROUP first words"))
+
+	// And the private chat may not take the group's.
+	refusal = r.command(private, "/continue", "")
+	r.ask(private, "private again")
+	assert.False(t, r.callFor("private again").AnyUserContains("GROUP first words"), "the group's session did not reach the private chat")
+	assert.Contains(t, refusal.Text, "is another chat's")
+}
