@@ -61,6 +61,7 @@ type Bridge struct {
 	offsets     *ingress.Offsets
 	botUsername string
 
+	reg      *Registry // what the engine and the modules registered (registry.go)
 	runCtx   context.Context
 	mu       sync.Mutex
 	chats    map[state.ChatKey]*chat
@@ -88,6 +89,12 @@ func New(opts Options) (*Bridge, error) {
 		chats: map[state.ChatKey]*chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
 		away: newBridgeAway(opts.Clock), loop: ingress.NewLoop(opts.Logger, opts.Ready)}
 	b.store = durable.New(opts.Store, opts.Logger, stateChats{b})
+	b.reg = newRegistry()
+	b.registerEngine(b.reg, false)
+	for _, m := range modules(b) {
+		m.Register(b.reg)
+	}
+	b.registerEngine(b.reg, true)
 	b.cfg.Store(opts.Config)
 	return b, nil
 }
@@ -177,7 +184,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	schedCtx, stopScheduler := context.WithCancel(ctx)
 	go b.runScheduler(schedCtx) // scheduler.go
 	defer func() { stopScheduler(); <-b.away.done }()
-	if _, err := b.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: botCommands()}); err != nil {
+	if _, err := b.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: b.botCommands()}); err != nil {
 		b.log.Warn().Err(redactErr(err, cfg)).Msg("register bot commands")
 	}
 
@@ -397,7 +404,7 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 		b.log.Error().Err(err).Int64("update_id", updateID).Msg("keep a message until it is handled")
 	}
 	if b.draining.Load() {
-		if cmd, ok := ingress.ParseCommand(m.Text, m.Entities, b.botUsername); !ok || (cmd.Name != "cancel" && cmd.Name != "status") {
+		if cmd, ok := ingress.ParseCommand(m.Text, m.Entities, b.botUsername); !ok || !b.reg.whileDraining(cmd.Name) {
 			text := "⏸ untether is restarting. I will handle this message when I am back, in a moment."
 			if err != nil {
 				text = "⏸ untether is restarting and could not keep this message. Please send it again in a minute."
@@ -517,9 +524,10 @@ func (j journal) Done(ctx context.Context, id outbox.JournalID) error {
 	return j.store.AckOutbox(ctx, int64(id))
 }
 
-func botCommands() []models.BotCommand {
-	out := make([]models.BotCommand, 0, len(commandHelp))
-	for _, c := range commandHelp {
+func (b *Bridge) botCommands() []models.BotCommand {
+	help := b.reg.help()
+	out := make([]models.BotCommand, 0, len(help))
+	for _, c := range help {
 		out = append(out, models.BotCommand{Command: c.Command, Description: c.Description})
 	}
 	return out

@@ -243,3 +243,11 @@ func (c *chat) showBudget(replyTo int) {
 	c.reply(render.RenderBudget(render.BudgetReport{Now: st.now, Zone: st.zone, WarnAt: st.warnAt, Limits: global,
 		Today: st.today, Month: st.month, Cap: left, Projects: projects, Here: here}), replyTo)
 }
+
+// Register adds /usage and /budget.
+func (m budgetModule) Register(r *Registry) {
+	r.Command(Command{Name: "usage", Help: "What Claude cost, and the subscription limits",
+		Run: func(c *chat, in Invocation) { c.showUsage(in.Msg.ID) }})
+	r.Command(Command{Name: "budget", Help: "Spending against the budgets",
+		Run: func(c *chat, in Invocation) { c.showBudget(in.Msg.ID) }})
+}

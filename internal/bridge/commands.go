@@ -11,74 +11,43 @@ import (
 	"github.com/untether/untether/internal/runner"
 )
 
-// commandHelp lists the commands, for /help and setMyCommands.
-var commandHelp = []render.CommandHelp{
-	{Command: "new", Description: "Start a fresh Claude session"},
-	{Command: "cancel", Description: "Stop the running turn"},
-	{Command: "status", Description: "Session, model, mode, context, cost"},
-	{Command: "mode", Description: "Show or switch the permission mode"},
-	{Command: "model", Description: "Show or switch the model (e.g. /model sonnet)"},
-	{Command: "usage", Description: "What Claude cost, and the subscription limits"},
-	{Command: "budget", Description: "Spending against the budgets"},
-	{Command: "at", Description: "Send a prompt later: /at 30m PROMPT, /at 09:00 PROMPT"},
-	{Command: "every", Description: "Send a prompt on a schedule: /every \"0 9 * * 1-5\" PROMPT"},
-	{Command: "schedules", Description: "This chat's schedules; /schedules pause or resume"},
-	{Command: "project", Description: "Show or switch the project (in a topic: bind it)"},
-	{Command: "topic", Description: "New forum topic for a project: /topic NAME [BRANCH]"},
-	{Command: "branch", Description: "Work in a git worktree: /branch NAME, /branch - for main"},
-	{Command: "sessions", Description: "This chat's last sessions, with Resume buttons"},
-	{Command: "continue", Description: "Continue the latest session in the project, e.g. from a terminal"},
-	{Command: "get", Description: "Send a file from the project: /get PATH"},
-	{Command: "help", Description: "What this bot can do"},
+// registerEngine registers the engine's own commands and buttons: those
+// before the modules' (their order is /help's), the rest after (/help last).
+func (b *Bridge) registerEngine(r *Registry, last bool) {
+	if last {
+		help := func(c *chat, in Invocation) { c.reply(render.RenderHelp(r.help()), in.Msg.ID) }
+		r.Command(Command{Name: "help", Help: "What this bot can do", Run: help})
+		r.Command(Command{Name: "start", Run: help})
+		return
+	}
+	r.Command(Command{Name: "new", Help: "Start a fresh Claude session", Run: func(c *chat, in Invocation) { c.newSession(in.Msg.ID) }})
+	r.Command(Command{Name: "cancel", Help: "Stop the running turn", WhileDraining: true,
+		Run: func(c *chat, in Invocation) { c.cancelCommand(in.Msg.ID) }})
+	r.Command(Command{Name: "status", Help: "Session, model, mode, context, cost", WhileDraining: true,
+		Run: func(c *chat, in Invocation) { c.reply(c.status(), in.Msg.ID) }})
 }
 
+// onCommand runs a registered command; any other goes to Claude as text
+// (Claude's own slash commands: /compact, …).
 func (c *chat) onCommand(cmd ingress.Command, m *models.Message) {
-	switch cmd.Name {
-	case "start", "help":
-		c.reply(render.RenderHelp(commandHelp), m.ID)
-	case "new":
-		c.newSession(m.ID)
-	case "cancel":
-		if c.cancelWaiting(m.ID) {
-			return
-		}
-		if c.turn == nil || c.turn.done {
-			c.reply("Nothing is running.", m.ID)
-			return
-		}
-		c.cancelTurn()
-	case "status":
-		c.reply(c.status(), m.ID)
-	case "mode":
-		c.setMode(cmd.Args, m.ID)
-	case "model":
-		c.setModel(cmd.Args, m.ID)
-	case "usage":
-		c.showUsage(m.ID) // usage.go
-	case "budget":
-		c.showBudget(m.ID) // budget.go
-	case "at":
-		c.scheduleAt(cmd.Args, m) // schedules.go
-	case "every":
-		c.scheduleEvery(cmd.Args, m) // schedules.go
-	case "schedules":
-		c.schedulesCommand(cmd.Args, m.ID) // schedules.go
-	case "project":
-		c.chooseProject(cmd.Args, m.ID) // projects.go
-	case "topic":
-		c.createTopic(cmd.Args, m) // topics.go
-	case "branch":
-		c.chooseBranch(cmd.Args, m.ID) // worktrees.go
-	case "sessions":
-		c.listSessions(m.ID) // sessions.go
-	case "continue":
-		c.continueLatest(m.ID) // sessions.go
-	case "get":
-		c.getCommand(cmd.Args, m) // get.go
-	default:
-		// Claude's own slash commands (/compact, …) go to the CLI as text.
-		c.send(runner.UserInput{Text: m.Text}, m.ID, senderOf(m))
+	if h, ok := c.b.reg.command(cmd.Name); ok {
+		h.Run(c, Invocation{Args: cmd.Args, Msg: m})
+		return
 	}
+	c.send(runner.UserInput{Text: m.Text}, m.ID, senderOf(m))
+}
+
+// cancelCommand is /cancel: messages waiting for a slot go first, else the
+// running turn.
+func (c *chat) cancelCommand(replyTo int) {
+	if c.cancelWaiting(replyTo) {
+		return
+	}
+	if c.turn == nil || c.turn.done {
+		c.reply("Nothing is running.", replyTo)
+		return
+	}
+	c.cancelTurn()
 }
 
 func (c *chat) status() string {

@@ -216,3 +216,9 @@ func (b *Bridge) prunePhone(cfg *config.Config) {
 		}
 	}
 }
+
+// Register adds /get.
+func (m filesModule) Register(r *Registry) {
+	r.Command(Command{Name: "get", Help: "Send a file from the project: /get PATH",
+		Run: func(c *chat, in Invocation) { c.getCommand(in.Args, in.Msg) }})
+}

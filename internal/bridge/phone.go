@@ -128,3 +128,6 @@ func (c *chat) sendEdited(token string) {
 	c.b.out.Edit(context.WithoutCancel(c.ctx()), e.notice, outbox.High, outbox.Content{Text: "✏️ You edited this message; the edited version was sent to Claude."})
 	c.onMessage(e.msg)
 }
+
+// Register adds the phone features.
+func (m phoneModule) Register(r *Registry) {}

@@ -435,3 +435,17 @@ func projectDirs(cfg *config.Config) []string {
 	}
 	return dirs
 }
+
+// Register adds /project, /topic, /branch, /sessions and /continue.
+func (m placesModule) Register(r *Registry) {
+	r.Command(Command{Name: "project", Help: "Show or switch the project (in a topic: bind it)",
+		Run: func(c *chat, in Invocation) { c.chooseProject(in.Args, in.Msg.ID) }})
+	r.Command(Command{Name: "topic", Help: "New forum topic for a project: /topic NAME [BRANCH]",
+		Run: func(c *chat, in Invocation) { c.createTopic(in.Args, in.Msg) }})
+	r.Command(Command{Name: "branch", Help: "Work in a git worktree: /branch NAME, /branch - for main",
+		Run: func(c *chat, in Invocation) { c.chooseBranch(in.Args, in.Msg.ID) }})
+	r.Command(Command{Name: "sessions", Help: "This chat's last sessions, with Resume buttons",
+		Run: func(c *chat, in Invocation) { c.listSessions(in.Msg.ID) }})
+	r.Command(Command{Name: "continue", Help: "Continue the latest session in the project, e.g. from a terminal",
+		Run: func(c *chat, in Invocation) { c.continueLatest(in.Msg.ID) }})
+}

@@ -364,3 +364,13 @@ func parseEvery(args string) (cronspec.Spec, string, error) {
 	}
 	return spec, prompt, nil
 }
+
+// Register adds /at, /every and /schedules.
+func (m schedulesModule) Register(r *Registry) {
+	r.Command(Command{Name: "at", Help: "Send a prompt later: /at 30m PROMPT, /at 09:00 PROMPT",
+		Run: func(c *chat, in Invocation) { c.scheduleAt(in.Args, in.Msg) }})
+	r.Command(Command{Name: "every", Help: "Send a prompt on a schedule: /every \"0 9 * * 1-5\" PROMPT",
+		Run: func(c *chat, in Invocation) { c.scheduleEvery(in.Args, in.Msg) }})
+	r.Command(Command{Name: "schedules", Help: "This chat's schedules; /schedules pause or resume",
+		Run: func(c *chat, in Invocation) { c.schedulesCommand(in.Args, in.Msg.ID) }})
+}

@@ -63,3 +63,11 @@ func (b *Bridge) reloadSessions(cfg *config.Config) {
 		}
 	}
 }
+
+// Register adds /mode and /model.
+func (m settingsModule) Register(r *Registry) {
+	r.Command(Command{Name: "mode", Help: "Show or switch the permission mode",
+		Run: func(c *chat, in Invocation) { c.setMode(in.Args, in.Msg.ID) }})
+	r.Command(Command{Name: "model", Help: "Show or switch the model (e.g. /model sonnet)",
+		Run: func(c *chat, in Invocation) { c.setModel(in.Args, in.Msg.ID) }})
+}
