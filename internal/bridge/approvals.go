@@ -27,29 +27,6 @@ type approval struct {
 	q        *questionnaire // AskUserQuestion only
 }
 
-func (c *chat) onPress(p *press) {
-	switch p.kind {
-	case btnCancel:
-		if c.turn != nil && c.turn.cancelToken == p.token && !c.turn.done {
-			c.cancelTurn()
-		}
-	case btnKeepWaiting:
-		c.keepWaiting(p)
-	case btnPick:
-		c.onPick(p)
-	case btnFullDiff, btnSendEdited:
-		c.onPhonePress(p) // phone.go
-	case btnOption, btnToggle, btnDone:
-		if a, ok := c.approvals[p.token]; ok {
-			c.onQuestionPress(a, p)
-		}
-	default:
-		if a, ok := c.approvals[p.token]; ok {
-			c.decide(a, p)
-		}
-	}
-}
-
 func (c *chat) requestApproval(req runner.ApprovalRequested) {
 	req.Suggestions = c.allowedSuggestions(req.Suggestions) // modes.go
 	cfg := c.b.Config()
@@ -64,15 +41,15 @@ func (c *chat) requestApproval(req runner.ApprovalRequested) {
 		html, kb = c.renderQuestion(a)
 	} else {
 		btns := render.ApprovalButtons{
-			Approve: callbackData(btnApprove, a.token, 0),
-			Deny:    callbackData(btnDeny, a.token, 0),
-			Always:  callbackData(btnAlways, a.token, 0),
+			Approve: callbackData(btnApprove, a.token),
+			Deny:    callbackData(btnDeny, a.token),
+			Always:  callbackData(btnAlways, a.token),
 		}
 		// FullDiff is shown only when the preview is cut (phone.go), and
 		// only for a CLI on this machine: the diff is written to its
 		// directory before it is sent, which a remote project does not have.
 		if c.sessDir != "" {
-			btns.FullDiff = callbackData(btnFullDiff, a.token, 0)
+			btns.FullDiff = callbackData(btnFullDiff, a.token)
 		}
 		html, kb = render.RenderApproval(req, btns)
 	}
@@ -138,16 +115,16 @@ func userName(u models.User) string {
 }
 
 // decide applies an Approve, Deny or Always press to a pending approval.
-func (c *chat) decide(a *approval, p *press) {
+func (c *chat) decide(a *approval, p Press) {
 	var (
 		d       runner.Decision
 		outcome render.Decision
 		stDec   state.Decision
 	)
-	if a.q != nil && p.kind != btnDeny {
+	if a.q != nil && p.Kind != btnDeny {
 		return // a question is answered, never approved
 	}
-	switch p.kind {
+	switch p.Kind {
 	case btnApprove:
 		d, outcome, stDec = runner.Decision{Behavior: runner.Allow}, render.DecisionApproved, state.DecisionAllow
 	case btnDeny:
@@ -165,7 +142,7 @@ func (c *chat) decide(a *approval, p *press) {
 	default:
 		return
 	}
-	c.resolve(a, d, outcome, stDec, &p.from, "")
+	c.resolve(a, d, outcome, stDec, &p.From, "")
 }
 
 // resolve writes the decision to the CLI and only then records and shows

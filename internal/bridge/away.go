@@ -143,32 +143,35 @@ func chatKeyLabel(key, self state.ChatKey) string {
 	return s
 }
 
-// awayRoute handles presses on the buttons of retries and schedules. Their
-// tokens live in the state store, so they work across restarts.
-func (b *Bridge) awayRoute(ctx context.Context, cq *models.CallbackQuery, kind buttonKind, token string) (pressRoute, string) {
-	const wait = "untether is restarting; press again once it is back."
-	if b.draining.Load() {
-		return pressRoute{}, wait
-	}
-	if cq.Message.Message == nil {
-		return pressRoute{}, expiredText
-	}
-	msgID := cq.Message.Message.ID
-	var key state.ChatKey
-	var fn func(c *chat)
-	switch kind {
-	case btnRetryLimit, btnDropRetry:
-		r, err := b.store.GetRetry(ctx, token)
-		if err != nil {
-			return pressRoute{}, expiredText
+// Buttons of retries after a subscription limit and of schedules: their
+// tokens are state-store keys, valid across restarts.
+const (
+	btnRetryLimit     buttonKind = 'L' // ⏰ Retry at the reset
+	btnDropRetry      buttonKind = 'Z' // ✖️ Drop the retry
+	btnDeleteSchedule buttonKind = 's' // 🗑 Delete a schedule; the token is its id
+)
+
+// resolveAway finds the retry or the schedule a press is for. Their tokens
+// live in the state store, so the buttons work across restarts.
+func (b *Bridge) resolveAway(kind buttonKind) func(context.Context, *models.CallbackQuery, string) (state.ChatKey, func(*chat), string) {
+	return func(ctx context.Context, cq *models.CallbackQuery, token string) (state.ChatKey, func(*chat), string) {
+		if cq.Message.Message == nil {
+			return state.ChatKey{}, nil, expiredText
 		}
-		key = r.Key
-		fn = func(c *chat) { c.onRetryPress(r.Token, msgID, kind, cq.From) }
-	case btnDeleteSchedule:
+		msgID := cq.Message.Message.ID
+		switch kind {
+		case btnRetryLimit, btnDropRetry:
+			r, err := b.store.GetRetry(ctx, token)
+			if err != nil {
+				return state.ChatKey{}, nil, expiredText
+			}
+			return r.Key, func(c *chat) { c.onRetryPress(r.Token, msgID, kind, cq.From) }, ""
+		}
 		id, err := strconv.ParseInt(token, 10, 64)
 		if err != nil {
-			return pressRoute{}, "This button is not recognised."
+			return state.ChatKey{}, nil, "This button is not recognised."
 		}
+		var key state.ChatKey
 		sc, err := b.store.GetSchedule(ctx, id)
 		switch {
 		case errors.Is(err, state.ErrNotFound):
@@ -176,22 +179,12 @@ func (b *Bridge) awayRoute(ctx context.Context, cq *models.CallbackQuery, kind b
 			// made on, which DeleteSchedule keeps to its own chat.
 			key, _ = pressKey(cq)
 		case err != nil:
-			return pressRoute{}, expiredText
+			return state.ChatKey{}, nil, expiredText
 		default:
 			key = sc.Key
 		}
-		fn = func(c *chat) { c.deleteSchedule(id, msgID, cq.From) }
+		return key, func(c *chat) { c.deleteSchedule(id, msgID, cq.From) }, ""
 	}
-	return pressRoute{key: key, deliver: func(updateID int64) bool {
-		c := b.chat(key, key.Chat < 0)
-		if c == nil {
-			b.answerCallback(cq.ID, wait, true)
-			return false
-		}
-		b.answerCallback(cq.ID, pressAck(kind), false)
-		c.post(item{updateID: updateID, fn: func() { fn(c) }})
-		return true
-	}}, ""
 }
 
 // promptLabel is a prompt's first words, for notices.

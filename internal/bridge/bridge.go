@@ -89,14 +89,21 @@ func New(opts Options) (*Bridge, error) {
 		chats: map[state.ChatKey]*chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
 		away: newBridgeAway(opts.Clock), loop: ingress.NewLoop(opts.Logger, opts.Ready)}
 	b.store = durable.New(opts.Store, opts.Logger, stateChats{b})
-	b.reg = newRegistry()
-	b.registerEngine(b.reg, false)
-	for _, m := range modules(b) {
-		m.Register(b.reg)
-	}
-	b.registerEngine(b.reg, true)
+	b.reg = b.buildRegistry()
 	b.cfg.Store(opts.Config)
 	return b, nil
+}
+
+// buildRegistry registers the engine's commands and buttons, then each
+// module's in modules.go's order, then /help.
+func (b *Bridge) buildRegistry() *Registry {
+	r := newRegistry()
+	b.registerEngine(r, false)
+	for _, m := range modules(b) {
+		m.Register(r)
+	}
+	b.registerEngine(r, true)
+	return r
 }
 
 // Config returns the live configuration.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +14,9 @@ import (
 	"github.com/untether/untether/internal/bridge/state"
 )
 
-// buttonKind is the action a callback button performs.
+// buttonKind is the action a callback button performs: the first byte of
+// its callback data. Each is registered once, by the engine or a module
+// (Registry.Button, Registry.StoredButton); these are the engine's.
 type buttonKind byte
 
 const (
@@ -33,22 +34,39 @@ const (
 	// token is the turn's cancel token.
 	btnKeepWaiting buttonKind = 'w'
 	btnPick        buttonKind = 'p' // a choice menu's button (menus.go)
-	// Retries after a subscription limit and schedules (away.go): their
-	// tokens are state-store keys, valid across restarts.
-	btnRetryLimit     buttonKind = 'L' // ⏰ Retry at the reset
-	btnDropRetry      buttonKind = 'Z' // ✖️ Drop the retry
-	btnDeleteSchedule buttonKind = 's' // 🗑 Delete a schedule; the token is its id
 )
 
-// buttonKinds is every kind a callback may carry: parseCallbackData
-// accepts these and no other, and the press path checks each of them the
-// same way.
-var buttonKinds = []buttonKind{btnApprove, btnDeny, btnAlways, btnOption, btnToggle, btnDone, btnCancel, btnContinue,
-	btnKeepWaiting, btnPick, btnRetryLimit, btnDropRetry, btnDeleteSchedule, btnFullDiff, btnSendEdited, btnRetryVoice}
+// turnOver answers a press on a turn's button after the turn ended.
+const turnOver = "This turn is already over."
 
-// withArg reports the kinds whose callback data carries an index.
-func (k buttonKind) withArg() bool {
-	return k == btnOption || k == btnPick || k == btnToggle || k == btnDone
+// registerEngineButtons registers the buttons of approvals, questions,
+// turns, menus and ▶️ Continue.
+func (b *Bridge) registerEngineButtons(r *Registry) {
+	approve := func(c *chat, p Press) {
+		if a, ok := c.approvals[p.Token]; ok {
+			c.decide(a, p)
+		}
+	}
+	question := func(c *chat, p Press) {
+		if a, ok := c.approvals[p.Token]; ok {
+			c.onQuestionPress(a, p)
+		}
+	}
+	r.Button(btnApprove, Button{Ack: "Approved", Press: approve})
+	r.Button(btnDeny, Button{Ack: "Denied", Press: approve})
+	r.Button(btnAlways, Button{Ack: "Always allowed", Press: approve})
+	r.Button(btnOption, Button{Ack: "Answered", Arg: true, Press: question})
+	r.Button(btnToggle, Button{Arg: true, Press: question}) // the message itself shows the tick
+	r.Button(btnDone, Button{Ack: "Answered", Arg: true, Press: question})
+	r.Button(btnCancel, Button{Ack: "Cancelling…", Stale: turnOver, Press: func(c *chat, p Press) {
+		if c.turn != nil && c.turn.cancelToken == p.Token && !c.turn.done {
+			c.cancelTurn()
+		}
+	}})
+	r.Button(btnKeepWaiting, Button{Ack: "Waiting on", Stale: turnOver, Press: func(c *chat, p Press) { c.keepWaiting(p) }})
+	r.Button(btnPick, Button{Arg: true, Press: func(c *chat, p Press) { c.onPick(p) }})
+	r.StoredButton(btnContinue, StoredButton{NoAck: true, WaitFirst: true,
+		Wait: "untether is restarting; press ▶️ Continue again once it is back.", Resolve: b.resolveContinue}) // drain.go
 }
 
 // buttonRef is what a callback token stands for.
@@ -78,7 +96,7 @@ func (b *Bridge) routeCallback(ctx context.Context, updateID int64, cq *models.C
 	if !b.allowedUser(cq.From.ID) || !b.allowedChat(callbackChat(cq)) {
 		return b.refuseStrangerPress(updateID, cq)
 	}
-	kind, token, arg, ok := parseCallbackData(cq.Data)
+	kind, token, arg, ok := b.reg.parseCallback(cq.Data)
 	if !ok {
 		b.answerCallback(cq.ID, "This button is not recognised.", true)
 		return false
@@ -98,26 +116,42 @@ func (b *Bridge) routeCallback(ctx context.Context, updateID int64, cq *models.C
 }
 
 // resolvePress finds what a press's token stands for, or says why the
-// button no longer works.
+// button no longer works. Buttons whose tokens the engine's table knows go
+// to the chat that registered them; the others are looked up by the
+// feature that made them (Registry.StoredButton).
 func (b *Bridge) resolvePress(ctx context.Context, kind buttonKind, token string, arg int, cq *models.CallbackQuery) (pressRoute, string) {
-	switch kind {
-	case btnContinue:
-		return b.continueRoute(ctx, cq, token) // drain.go
-	case btnRetryLimit, btnDropRetry, btnDeleteSchedule:
-		return b.awayRoute(ctx, cq, kind, token) // away.go
-	case btnRetryVoice:
-		return b.voiceRetryRoute(cq, token) // voice.go
+	if sb, ok := b.reg.stored[kind]; ok {
+		if sb.WaitFirst && b.draining.Load() {
+			return pressRoute{}, sb.Wait
+		}
+		key, run, refusal := sb.Resolve(ctx, cq, token)
+		if refusal != "" {
+			return pressRoute{}, refusal
+		}
+		return pressRoute{key: key, deliver: func(updateID int64) bool {
+			c := b.chat(key, key.Chat < 0)
+			if c == nil {
+				b.answerCallback(cq.ID, sb.Wait, true)
+				return false
+			}
+			if !sb.NoAck {
+				b.answerCallback(cq.ID, sb.Ack, false)
+			}
+			c.post(item{updateID: updateID, fn: func() { run(c) }})
+			return true
+		}}, ""
 	}
+	btn := b.reg.buttons[kind]
 	b.mu.Lock()
 	ref, known := b.buttons[token]
 	c := b.chats[ref.key]
 	b.mu.Unlock()
 	if !known || c == nil {
-		return pressRoute{}, b.staleButtonText(ctx, kind, token)
+		return pressRoute{}, b.staleButtonText(ctx, btn, token)
 	}
 	return pressRoute{key: ref.key, deliver: func(updateID int64) bool {
-		b.answerCallback(cq.ID, pressAck(kind), false)
-		c.post(item{updateID: updateID, press: &press{kind: kind, token: token, arg: arg, from: cq.From}})
+		b.answerCallback(cq.ID, btn.Ack, false)
+		c.post(item{updateID: updateID, press: &Press{Kind: kind, Token: token, Arg: arg, From: cq.From}})
 		return true
 	}}, ""
 }
@@ -150,44 +184,16 @@ func (b *Bridge) refuseStrangerPress(updateID int64, cq *models.CallbackQuery) b
 	return b.dropQuietly(updateID)
 }
 
-func (b *Bridge) staleButtonText(ctx context.Context, kind buttonKind, token string) string {
-	if kind == btnCancel || kind == btnKeepWaiting {
-		return "This turn is already over."
+// staleButtonText answers a press whose token the engine no longer knows:
+// the button's own text, that an approval was decided, or that it expired.
+func (b *Bridge) staleButtonText(ctx context.Context, btn Button, token string) string {
+	if btn.Stale != "" {
+		return btn.Stale
 	}
 	if a, err := b.store.GetApproval(ctx, token); err == nil && a.Decision != state.DecisionPending {
 		return "This request is no longer waiting (" + string(a.Decision) + ")."
 	}
 	return expiredText
-}
-
-func pressAck(kind buttonKind) string {
-	switch kind {
-	case btnApprove:
-		return "Approved"
-	case btnDeny:
-		return "Denied"
-	case btnAlways:
-		return "Always allowed"
-	case btnOption, btnDone:
-		return "Answered"
-	case btnToggle:
-		return "" // the message itself shows the tick
-	case btnCancel:
-		return "Cancelling…"
-	case btnKeepWaiting:
-		return "Waiting on"
-	case btnRetryLimit:
-		return "Will retry"
-	case btnDropRetry:
-		return "Dropped"
-	case btnDeleteSchedule:
-		return "Deleting…"
-	case btnFullDiff:
-		return "Sending the diff…"
-	case btnSendEdited:
-		return "Sending…"
-	}
-	return ""
 }
 
 // answerCallback answers a callback query off the update worker. A late
@@ -223,23 +229,28 @@ func (b *Bridge) forgetButton(token string) {
 	b.mu.Unlock()
 }
 
-func callbackData(kind buttonKind, token string, arg int) string {
-	if kind.withArg() {
-		return string(kind) + ":" + token + ":" + strconv.Itoa(arg)
-	}
-	return string(kind) + ":" + token
+// callbackData is a button's callback data: "k:token".
+func callbackData(kind buttonKind, token string) string { return string(kind) + ":" + token }
+
+// callbackArg is the callback data of a button that carries a number
+// (Button.Arg): "k:token:n".
+func callbackArg(kind buttonKind, token string, n int) string {
+	return string(kind) + ":" + token + ":" + strconv.Itoa(n)
 }
 
-func parseCallbackData(data string) (buttonKind, string, int, bool) {
+// parseCallback reads callback data of a registered kind of button.
+func (r *Registry) parseCallback(data string) (buttonKind, string, int, bool) {
 	parts := strings.Split(data, ":")
 	if len(parts) < 2 || len(parts[0]) != 1 || parts[1] == "" {
 		return 0, "", 0, false
 	}
 	kind := buttonKind(parts[0][0])
-	if !slices.Contains(buttonKinds, kind) {
+	_, token := r.buttons[kind]
+	_, stored := r.stored[kind]
+	if !token && !stored {
 		return 0, "", 0, false
 	}
-	if !kind.withArg() {
+	if !r.withArg(kind) {
 		return kind, parts[1], 0, len(parts) == 2
 	}
 	if len(parts) != 3 {

@@ -22,15 +22,8 @@ import (
 type item struct {
 	updateID int64 // 0 for internal items
 	msg      *models.Message
-	press    *press
+	press    *Press
 	fn       func()
-}
-
-type press struct {
-	kind  buttonKind
-	token string
-	arg   int
-	from  models.User
 }
 
 // chat is the actor of one Telegram chat (or forum topic). One goroutine
@@ -315,7 +308,9 @@ func (c *chat) handle(it item) {
 		c.onMessage(it.msg)
 	case it.press != nil:
 		c.leaveClosedProject()
-		c.onPress(it.press)
+		if h, ok := c.b.reg.buttons[it.press.Kind]; ok {
+			h.Press(c, *it.press)
+		}
 	}
 	c.updateCounts()
 }

@@ -25,6 +25,7 @@ func (b *Bridge) registerEngine(r *Registry, last bool) {
 		Run: func(c *chat, in Invocation) { c.cancelCommand(in.Msg.ID) }})
 	r.Command(Command{Name: "status", Help: "Session, model, mode, context, cost", WhileDraining: true,
 		Run: func(c *chat, in Invocation) { c.reply(c.status(), in.Msg.ID) }})
+	b.registerEngineButtons(r) // buttons.go
 }
 
 // onCommand runs a registered command; any other goes to Claude as text

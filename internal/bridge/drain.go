@@ -54,7 +54,7 @@ func (c *chat) releaseHumanWaits() {
 			c.log.Error().Err(err).Msg("record approval interrupted by the restart")
 		}
 		html := render.RenderApprovalDecided(a.req, render.DecisionInterrupted, "", now) + "\n\n" + continueHint
-		kb := render.Keyboard{Rows: [][]render.Button{{{Text: "▶️ Continue", CallbackData: callbackData(btnContinue, a.token, 0)}}}}
+		kb := render.Keyboard{Rows: [][]render.Button{{{Text: "▶️ Continue", CallbackData: callbackData(btnContinue, a.token)}}}}
 		c.b.out.Edit(c.ctx(), a.msg, outbox.High, outbox.Content{Text: html, Keyboard: kb})
 		delete(c.approvals, a.token)
 		delete(c.byRequest, a.req.RequestID)
@@ -67,26 +67,14 @@ func (c *chat) releaseHumanWaits() {
 	c.updateCounts()
 }
 
-// continueRoute handles a ▶️ Continue press. It works after the restart the
-// button was made for; during a drain it asks the user to wait.
-func (b *Bridge) continueRoute(ctx context.Context, cq *models.CallbackQuery, token string) (pressRoute, string) {
-	const wait = "untether is restarting; press ▶️ Continue again once it is back."
-	if b.draining.Load() {
-		return pressRoute{}, wait
-	}
+// resolveContinue finds the interrupted approval a ▶️ Continue press is
+// for; during a drain the engine asks the user to wait first.
+func (b *Bridge) resolveContinue(ctx context.Context, cq *models.CallbackQuery, token string) (state.ChatKey, func(*chat), string) {
 	a, err := b.store.GetApproval(ctx, token)
 	if err != nil || a.Decision != state.DecisionInterrupted || a.Note == "continued" {
-		return pressRoute{}, expiredText
+		return state.ChatKey{}, nil, expiredText
 	}
-	return pressRoute{key: a.Key, deliver: func(updateID int64) bool {
-		c := b.chat(a.Key, a.Key.Chat < 0)
-		if c == nil {
-			b.answerCallback(cq.ID, wait, true)
-			return false
-		}
-		c.post(item{updateID: updateID, fn: func() { c.continueAfterRestart(a, cq.ID, cq.From) }})
-		return true
-	}}, ""
+	return a.Key, func(c *chat) { c.continueAfterRestart(a, cq.ID, cq.From) }, ""
 }
 
 // continueAfterRestart resumes the session of an approval a restart

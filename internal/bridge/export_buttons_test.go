@@ -12,8 +12,9 @@ import (
 // ButtonKinds is every kind of button, as the first byte of its callback
 // data: the list parseCallbackData accepts.
 func ButtonKinds() []byte {
-	out := make([]byte, len(buttonKinds))
-	for i, k := range buttonKinds {
+	kinds := (&Bridge{}).buildRegistry().kinds()
+	out := make([]byte, len(kinds))
+	for i, k := range kinds {
 		out[i] = byte(k)
 	}
 	return out
@@ -36,7 +37,10 @@ func (b *Bridge) OwnButton(kind byte, key state.ChatKey) (string, error) {
 			return "", fmt.Errorf("own a %q button: draining", kind)
 		}
 		b.registerButton(tok, key)
-		return callbackData(k, tok, 0), nil
+		if b.reg.withArg(k) {
+			return callbackArg(k, tok, 0), nil
+		}
+		return callbackData(k, tok), nil
 	case btnContinue:
 		a := state.Approval{Token: tok, Key: key, RequestID: "req-" + tok, Tool: "Bash", Summary: "true",
 			InputJSON: []byte(`{"command":"true"}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
@@ -46,26 +50,26 @@ func (b *Bridge) OwnButton(kind byte, key state.ChatKey) (string, error) {
 		if err := b.store.DecideApproval(ctx, tok, state.DecisionInterrupted, 0, now, "untether restarted"); err != nil {
 			return "", err
 		}
-		return callbackData(k, tok, 0), nil
+		return callbackData(k, tok), nil
 	case btnRetryLimit, btnDropRetry:
 		r := state.Retry{Token: tok, Key: key, Input: []byte(`{"Text":"retried prompt"}`), Label: "retried prompt",
 			ResetsAt: now.Add(time.Hour), State: state.RetryAsked, CreatedAt: now}
 		if err := b.store.PutRetry(ctx, r); err != nil {
 			return "", err
 		}
-		return callbackData(k, tok, 0), nil
+		return callbackData(k, tok), nil
 	case btnDeleteSchedule:
 		id, err := b.store.AddSchedule(ctx, state.Schedule{Key: key, Prompt: "scheduled prompt", NextRun: now.Add(time.Hour), CreatedAt: now}, 100)
 		if err != nil {
 			return "", err
 		}
-		return callbackData(k, strconv.FormatInt(id, 10), 0), nil
+		return callbackData(k, strconv.FormatInt(id, 10)), nil
 	case btnRetryVoice:
 		job := voiceJob{ID: tok, Chat: int64(key.Chat), Thread: int(key.Thread), Kind: "voice note", Name: "voice.ogg", Received: now}
 		if err := keepVoice(b.Config(), job, []byte("OggS")); err != nil {
 			return "", err
 		}
-		return callbackData(k, tok, 0), nil
+		return callbackData(k, tok), nil
 	}
 	return "", fmt.Errorf("own a %q button: OwnButton does not know this kind", kind)
 }

@@ -221,4 +221,9 @@ func (b *Bridge) prunePhone(cfg *config.Config) {
 func (m filesModule) Register(r *Registry) {
 	r.Command(Command{Name: "get", Help: "Send a file from the project: /get PATH",
 		Run: func(c *chat, in Invocation) { c.getCommand(in.Args, in.Msg) }})
+	r.Button(btnFullDiff, Button{Ack: "Sending the diff…", Press: func(c *chat, p Press) {
+		if a, ok := c.approvals[p.Token]; ok {
+			c.sendFullDiff(a)
+		}
+	}})
 }

@@ -91,7 +91,7 @@ func (c *chat) limitNotice(r state.Retry, n render.LimitRetry) (string, render.K
 	if !n.At.IsZero() {
 		n.At = n.At.In(loc)
 	}
-	n.RetryData, n.DropData = callbackData(btnRetryLimit, r.Token, 0), callbackData(btnDropRetry, r.Token, 0)
+	n.RetryData, n.DropData = callbackData(btnRetryLimit, r.Token), callbackData(btnDropRetry, r.Token)
 	return render.RenderLimitRetry(n, c.b.now().In(loc))
 }
 

@@ -72,7 +72,7 @@ func (c *chat) showMenuLabeled(kind menuKind, html string, choices, labels []str
 			kb.Rows = append(kb.Rows, nil)
 		}
 		row := &kb.Rows[len(kb.Rows)-1]
-		*row = append(*row, render.Button{Text: label, CallbackData: callbackData(btnPick, m.token, i)})
+		*row = append(*row, render.Button{Text: label, CallbackData: callbackArg(btnPick, m.token, i)})
 	}
 	c.menus[m.token] = m
 	c.b.registerButton(m.token, c.key)
@@ -88,16 +88,16 @@ func (c *chat) dropMenu(token string) {
 
 // onPick applies a press on a menu button. The menu message becomes the
 // answer (its buttons go), so the chat keeps one message per choice made.
-func (c *chat) onPick(p *press) {
-	m, ok := c.menus[p.token]
-	if !ok || p.arg < 0 || p.arg >= len(m.choices) {
+func (c *chat) onPick(p Press) {
+	m, ok := c.menus[p.Token]
+	if !ok || p.Arg < 0 || p.Arg >= len(m.choices) {
 		return
 	}
-	c.dropMenu(p.token)
+	c.dropMenu(p.Token)
 	respond := func(html string) {
 		c.b.out.Edit(c.ctx(), m.msg, outbox.High, outbox.Content{Text: html})
 	}
-	choice := m.choices[p.arg]
+	choice := m.choices[p.Arg]
 	switch m.kind {
 	case menuMode:
 		c.applyMode(modeOf(choice), respond)

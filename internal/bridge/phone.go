@@ -42,18 +42,6 @@ type editedMessage struct {
 // maxKeptEdits bounds how many edit notices keep a working button.
 const maxKeptEdits = 20
 
-// onPhonePress handles the buttons of the phone features on the actor.
-func (c *chat) onPhonePress(p *press) {
-	switch p.kind {
-	case btnFullDiff:
-		if a, ok := c.approvals[p.token]; ok {
-			c.sendFullDiff(a)
-		}
-	case btnSendEdited:
-		c.sendEdited(p.token)
-	}
-}
-
 // sendFullDiff sends an approval's whole change as a .diff document,
 // replying to the approval message.
 func (c *chat) sendFullDiff(a *approval) {
@@ -108,7 +96,7 @@ func (c *chat) onEdited(m *models.Message) {
 	}
 	token := newToken()
 	c.b.registerButton(token, c.key)
-	kb := render.Keyboard{Rows: [][]render.Button{{{Text: "✏️ Send edited version", CallbackData: callbackData(btnSendEdited, token, 0)}}}}
+	kb := render.Keyboard{Rows: [][]render.Button{{{Text: "✏️ Send edited version", CallbackData: callbackData(btnSendEdited, token)}}}}
 	notice := c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{
 		Text:     "✏️ You edited this message. Edits are not sent to Claude by themselves, so Claude has not seen the change.",
 		Keyboard: kb,
@@ -130,4 +118,8 @@ func (c *chat) sendEdited(token string) {
 }
 
 // Register adds the phone features.
-func (m phoneModule) Register(r *Registry) {}
+func (m phoneModule) Register(r *Registry) {
+	r.Button(btnSendEdited, Button{Ack: "Sending…", Press: func(c *chat, p Press) { c.sendEdited(p.Token) }})
+	r.StoredButton(btnRetryVoice, StoredButton{Ack: "Retrying…", Wait: "untether is restarting; press again once it is back.",
+		Resolve: m.b.resolveVoiceRetry})
+}

@@ -76,41 +76,41 @@ func joinAnswers(labels []string) string {
 // renderQuestion renders a question message at its current state.
 func (c *chat) renderQuestion(a *approval) (string, render.Keyboard) {
 	q := a.q
-	b := render.ApprovalButtons{Deny: callbackData(btnDeny, a.token, 0)}
+	b := render.ApprovalButtons{Deny: callbackData(btnDeny, a.token)}
 	if q.Current < len(a.req.Questions) {
 		cur := a.req.Questions[q.Current]
 		kind := btnOption
 		if cur.MultiSelect {
 			kind = btnToggle
-			b.Done = callbackData(btnDone, a.token, q.Current)
+			b.Done = callbackArg(btnDone, a.token, q.Current)
 		}
 		for i := range cur.Options {
-			b.Options = append(b.Options, callbackData(kind, a.token, q.first[q.Current]+i))
+			b.Options = append(b.Options, callbackArg(kind, a.token, q.first[q.Current]+i))
 		}
 	}
 	return render.RenderQuestion(a.req, q.QuestionState, b)
 }
 
 // onQuestionPress handles an option, tick or Done press.
-func (c *chat) onQuestionPress(a *approval, p *press) {
+func (c *chat) onQuestionPress(a *approval, p Press) {
 	q := a.q
 	if q == nil || q.Current >= len(a.req.Questions) {
 		return
 	}
 	cur := a.req.Questions[q.Current]
-	switch p.kind {
+	switch p.Kind {
 	case btnOption:
-		if i, ok := q.option(a.req, p.arg); ok && !cur.MultiSelect {
-			c.answerQuestion(a, cur.Options[i].Label, &p.from)
+		if i, ok := q.option(a.req, p.Arg); ok && !cur.MultiSelect {
+			c.answerQuestion(a, cur.Options[i].Label, &p.From)
 		}
 	case btnToggle:
-		if i, ok := q.option(a.req, p.arg); ok && cur.MultiSelect {
+		if i, ok := q.option(a.req, p.Arg); ok && cur.MultiSelect {
 			q.Ticked[i] = !q.Ticked[i]
 			c.b.out.Edit(c.ctx(), a.msg, outbox.High, c.questionContent(a))
 		}
 	case btnDone:
-		if labels := q.ticked(a.req); p.arg == q.Current && cur.MultiSelect && len(labels) > 0 {
-			c.answerQuestion(a, joinAnswers(labels), &p.from)
+		if labels := q.ticked(a.req); p.Arg == q.Current && cur.MultiSelect && len(labels) > 0 {
+			c.answerQuestion(a, joinAnswers(labels), &p.From)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/go-telegram/bot/models"
 
@@ -47,7 +48,7 @@ type Invocation struct {
 
 // Press is a button press handed to the chat that owns the button.
 type Press struct {
-	Kind  byte
+	Kind  buttonKind
 	Token string
 	Arg   int
 	From  models.User
@@ -72,9 +73,14 @@ type Button struct {
 // that chat, answers it with Ack (unless the run answers it itself) and
 // posts run to the chat's actor.
 type StoredButton struct {
-	Ack     string
-	NoAck   bool // run answers the callback itself
-	Resolve func(ctx context.Context, cq *models.CallbackQuery, token string) (key state.ChatKey, run func(c *chat), refusal string)
+	Ack   string
+	NoAck bool // run answers the callback itself
+	// Wait answers a press that comes while untether restarts.
+	Wait string
+	// WaitFirst: during a restart, the press is refused before the token
+	// is even looked up.
+	WaitFirst bool
+	Resolve   func(ctx context.Context, cq *models.CallbackQuery, token string) (key state.ChatKey, run func(c *chat), refusal string)
 }
 
 // MenuKind is a kind of choice menu (chat.showMenu): Pick applies a press
@@ -115,8 +121,8 @@ type TurnEnd struct {
 type Registry struct {
 	commands  []Command
 	byName    map[string]int
-	buttons   map[byte]Button
-	stored    map[byte]StoredButton
+	buttons   map[buttonKind]Button
+	stored    map[buttonKind]StoredButton
 	menus     map[string]MenuKind
 	onMessage []func(c *chat, in *Inbound) bool
 	onEdit    func(c *chat, m *models.Message)
@@ -132,7 +138,7 @@ type Registry struct {
 }
 
 func newRegistry() *Registry {
-	return &Registry{byName: map[string]int{}, buttons: map[byte]Button{}, stored: map[byte]StoredButton{}, menus: map[string]MenuKind{}}
+	return &Registry{byName: map[string]int{}, buttons: map[buttonKind]Button{}, stored: map[buttonKind]StoredButton{}, menus: map[string]MenuKind{}}
 }
 
 // Command registers a command; the order of registration is /help's.
@@ -145,18 +151,18 @@ func (r *Registry) Command(c Command) {
 }
 
 // Button registers a kind of button whose tokens the engine's table keeps.
-func (r *Registry) Button(kind byte, b Button) {
+func (r *Registry) Button(kind buttonKind, b Button) {
 	r.claimKind(kind)
 	r.buttons[kind] = b
 }
 
 // StoredButton registers a kind of button whose tokens the store keeps.
-func (r *Registry) StoredButton(kind byte, b StoredButton) {
+func (r *Registry) StoredButton(kind buttonKind, b StoredButton) {
 	r.claimKind(kind)
 	r.stored[kind] = b
 }
 
-func (r *Registry) claimKind(kind byte) {
+func (r *Registry) claimKind(kind buttonKind) {
 	_, a := r.buttons[kind]
 	_, b := r.stored[kind]
 	if a || b || kind == ':' || kind == 0 {
@@ -244,6 +250,22 @@ func (r *Registry) command(name string) (Command, bool) {
 	}
 	return r.commands[i], true
 }
+
+// kinds lists every kind of button registered.
+func (r *Registry) kinds() []buttonKind {
+	out := make([]buttonKind, 0, len(r.buttons)+len(r.stored))
+	for k := range r.buttons {
+		out = append(out, k)
+	}
+	for k := range r.stored {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// withArg reports whether kind's callback data carries a number.
+func (r *Registry) withArg(kind buttonKind) bool { return r.buttons[kind].Arg }
 
 // whileDraining reports whether a command is answered during a drain.
 func (r *Registry) whileDraining(name string) bool {

@@ -146,7 +146,7 @@ func (c *chat) schedulesList() (string, render.Keyboard) {
 			it.Zone = zoneName(sc.Timezone)
 		}
 		if !it.FromConfig {
-			it.DeleteData = callbackData(btnDeleteSchedule, strconv.FormatInt(sc.ID, 10), 0)
+			it.DeleteData = callbackData(btnDeleteSchedule, strconv.FormatInt(sc.ID, 10))
 			r.Made++
 		}
 		r.Items = append(r.Items, it)
@@ -373,4 +373,8 @@ func (m schedulesModule) Register(r *Registry) {
 		Run: func(c *chat, in Invocation) { c.scheduleEvery(in.Args, in.Msg) }})
 	r.Command(Command{Name: "schedules", Help: "This chat's schedules; /schedules pause or resume",
 		Run: func(c *chat, in Invocation) { c.schedulesCommand(in.Args, in.Msg.ID) }})
+	const wait = "untether is restarting; press again once it is back."
+	r.StoredButton(btnRetryLimit, StoredButton{Ack: "Will retry", Wait: wait, WaitFirst: true, Resolve: m.b.resolveAway(btnRetryLimit)})
+	r.StoredButton(btnDropRetry, StoredButton{Ack: "Dropped", Wait: wait, WaitFirst: true, Resolve: m.b.resolveAway(btnDropRetry)})
+	r.StoredButton(btnDeleteSchedule, StoredButton{Ack: "Deleting…", Wait: wait, WaitFirst: true, Resolve: m.b.resolveAway(btnDeleteSchedule)})
 }

@@ -68,8 +68,8 @@ func (c *chat) checkStall(t *turn, now time.Time) {
 		"\n\nThe turn may be stuck. Cancel it, or keep waiting? (You are asked again after another " +
 		render.EscapeHTML(after.String()) + " without output.)"
 	kb := render.Keyboard{Rows: [][]render.Button{{
-		{Text: "⏹ Cancel", CallbackData: callbackData(btnCancel, t.cancelToken, 0)},
-		{Text: "⏳ Keep waiting", CallbackData: callbackData(btnKeepWaiting, t.cancelToken, 0)},
+		{Text: "⏹ Cancel", CallbackData: callbackData(btnCancel, t.cancelToken)},
+		{Text: "⏳ Keep waiting", CallbackData: callbackData(btnKeepWaiting, t.cancelToken)},
 	}}}
 	// Not silent: this is the one message meant to reach someone who looked away.
 	t.stall.notice = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: text, Keyboard: kb},
@@ -79,14 +79,14 @@ func (c *chat) checkStall(t *turn, now time.Time) {
 
 // keepWaiting handles ⏳ Keep waiting: the question is withdrawn and asked
 // again only after another stall_notify_after without output.
-func (c *chat) keepWaiting(p *press) {
+func (c *chat) keepWaiting(p Press) {
 	t := c.turn
-	if t == nil || t.done || t.cancelToken != p.token || t.stall.notice == nil {
+	if t == nil || t.done || t.cancelToken != p.Token || t.stall.notice == nil {
 		return
 	}
 	t.stall.keptWaiting = time.Now()
 	c.b.out.Edit(c.ctx(), t.stall.notice, outbox.High, outbox.Content{Text: "⏳ Still waiting (" +
-		render.EscapeHTML(userName(p.from)) + " chose to keep waiting)."})
+		render.EscapeHTML(userName(p.From)) + " chose to keep waiting)."})
 	t.stall.notice = nil
 }
 

@@ -100,7 +100,7 @@ func (c *chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
 	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now, Notes: c.progressNotes(t),
 		HideText: c.drafting(t)}
 	if !t.done {
-		o.CancelData = callbackData(btnCancel, t.cancelToken, 0)
+		o.CancelData = callbackData(btnCancel, t.cancelToken)
 		o.Stall = c.stallNote(t, now)
 	}
 	return o

@@ -220,7 +220,7 @@ func (c *chat) voiceFailed(err error, msgID int) {
 	var kb any
 	if ve.job.Kept {
 		text += " It is kept for 24 hours; press Retry to try again."
-		kb = render.Keyboard{Rows: [][]render.Button{{{Text: "🔁 Retry", CallbackData: callbackData(btnRetryVoice, ve.job.ID, 0)}}}}
+		kb = render.Keyboard{Rows: [][]render.Button{{{Text: "🔁 Retry", CallbackData: callbackData(btnRetryVoice, ve.job.ID)}}}}
 	}
 	c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: text, Keyboard: kb}, outbox.SendOptions{ReplyTo: outbox.MessageID(msgID)})
 }
@@ -278,26 +278,17 @@ func loadKept(cfg *config.Config, id string) (voiceJob, error) {
 	return job, nil
 }
 
-// voiceRetryRoute handles 🔁 Retry: the kept note goes to its chat again.
-func (b *Bridge) voiceRetryRoute(cq *models.CallbackQuery, token string) (pressRoute, string) {
+// resolveVoiceRetry finds the kept voice note a 🔁 Retry press is for.
+func (b *Bridge) resolveVoiceRetry(_ context.Context, cq *models.CallbackQuery, token string) (state.ChatKey, func(*chat), string) {
 	job, err := loadKept(b.Config(), token)
 	if err != nil {
-		return pressRoute{}, "This voice note is no longer kept (it was transcribed, or is older than 24 hours)."
+		return state.ChatKey{}, nil, "This voice note is no longer kept (it was transcribed, or is older than 24 hours)."
 	}
-	return pressRoute{key: job.key(), deliver: func(updateID int64) bool {
-		c := b.chat(job.key(), job.Chat < 0)
-		if c == nil {
-			b.answerCallback(cq.ID, "untether is restarting; press again once it is back.", true)
-			return false
-		}
-		b.answerCallback(cq.ID, "Retrying…", false)
+	return job.key(), func(c *chat) {
 		notice := b.out.Adopt(outKey(job.key()), outbox.MessageID(cq.Message.Message.ID))
-		c.post(item{updateID: updateID, fn: func() {
-			b.out.Edit(c.ctx(), notice, outbox.High, outbox.Content{Text: "🔁 Retrying the transcription of this " + render.EscapeHTML(job.Kind) + "…"})
-			c.queueVoice(job)
-		}})
-		return true
-	}}, ""
+		b.out.Edit(c.ctx(), notice, outbox.High, outbox.Content{Text: "🔁 Retrying the transcription of this " + render.EscapeHTML(job.Kind) + "…"})
+		c.queueVoice(job)
+	}, ""
 }
 
 // pruneVoice deletes kept voice notes older than voiceKeep (loadKept
