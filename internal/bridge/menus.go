@@ -5,17 +5,6 @@ import (
 	"github.com/untether/untether/internal/render"
 )
 
-// menuKind is the setting a choice menu changes.
-type menuKind int
-
-const (
-	menuMode menuKind = iota
-	menuModel
-	menuProject // projects.go
-	menuBranch  // worktrees.go
-	menuSession // sessions.go
-)
-
 // menu is a message with one button per choice, shown by /mode and /model
 // without an argument. Its token is registered like an approval's, so a
 // stranger's press is refused before it reaches the chat, and a press on a
@@ -23,21 +12,13 @@ const (
 // each kind: a newer one expires the older.
 type menu struct {
 	token   string
-	kind    menuKind
+	kind    string // a kind registered with Registry.Menu
 	choices []string
 	msg     *outbox.Message
-	// project is the project a branch menu lists the worktrees of: a
-	// press after /project switched the chat must not apply its choice
-	// to another project.
-	project string
-}
-
-// menuColumnsFor is how many buttons of a kind share a row.
-func menuColumnsFor(kind menuKind) int {
-	if kind == menuSession {
-		return 5 // "▶️ 1" … "▶️ 10"
-	}
-	return menuColumns
+	// data is what the menu's kind keeps with it (the project a branch
+	// menu lists the worktrees of: a press after /project switched the
+	// chat must not apply its choice to another project).
+	data string
 }
 
 // menuColumns is how many choice buttons share a row.
@@ -46,13 +27,13 @@ const menuColumns = 2
 // showMenu sends html with one button per choice; current, if among them,
 // is marked. Callback data is "p:<token>:<index>", far below the 64 bytes
 // Telegram allows whatever the choices are called.
-func (c *chat) showMenu(kind menuKind, html string, choices []string, current string, replyTo int) {
+func (c *chat) showMenu(kind string, html string, choices []string, current string, replyTo int) {
 	c.showMenuLabeled(kind, html, choices, choices, current, replyTo)
 }
 
 // showMenuLabeled is showMenu with button texts apart from the choices
 // they stand for (labels[i] for choices[i]).
-func (c *chat) showMenuLabeled(kind menuKind, html string, choices, labels []string, current string, replyTo int) *menu {
+func (c *chat) showMenuLabeled(kind string, html string, choices, labels []string, current string, replyTo int) *menu {
 	if c.menus == nil {
 		c.menus = map[string]*menu{}
 	}
@@ -68,7 +49,7 @@ func (c *chat) showMenuLabeled(kind menuKind, html string, choices, labels []str
 		if choice == current {
 			label = "✅ " + label
 		}
-		if i%menuColumnsFor(kind) == 0 {
+		if i%c.b.reg.menus[kind].Columns == 0 {
 			kb.Rows = append(kb.Rows, nil)
 		}
 		row := &kb.Rows[len(kb.Rows)-1]
@@ -97,17 +78,7 @@ func (c *chat) onPick(p Press) {
 	respond := func(html string) {
 		c.b.out.Edit(c.ctx(), m.msg, outbox.High, outbox.Content{Text: html})
 	}
-	choice := m.choices[p.Arg]
-	switch m.kind {
-	case menuMode:
-		c.applyMode(modeOf(choice), respond)
-	case menuModel:
-		c.applyModel(choice, respond)
-	case menuProject:
-		c.applyProject(choice, respond) // projects.go
-	case menuBranch:
-		c.applyBranch(m.project, choice, respond) // worktrees.go
-	case menuSession:
-		c.resumeSession(choice, respond) // sessions.go
+	if kind, ok := c.b.reg.menus[m.kind]; ok {
+		kind.Pick(c, m, m.choices[p.Arg], respond)
 	}
 }

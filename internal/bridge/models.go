@@ -67,7 +67,7 @@ func (c *chat) setModel(arg string, replyTo int) {
 	cur := c.currentModel()
 	if model == "" {
 		if models := c.b.Config().Claude.Models; len(models) > 0 {
-			c.showMenu(menuModel, modelText(cur)+"\nChoose the model for this chat, or send <code>/model NAME</code>:", models, cur, replyTo)
+			c.showMenu("model", modelText(cur)+"\nChoose the model for this chat, or send <code>/model NAME</code>:", models, cur, replyTo)
 			return
 		}
 		c.reply(modelText(cur)+"\nSwitch with <code>/model NAME</code>, e.g. <code>/model sonnet</code>", replyTo)

@@ -96,7 +96,7 @@ func (c *chat) setMode(arg string, replyTo int) {
 	arg = strings.TrimSpace(arg)
 	if arg == "" {
 		cur := c.currentMode()
-		c.showMenu(menuMode, modeText(cur)+"\nChoose the mode for this chat:", c.allowedModes(), string(cur), replyTo)
+		c.showMenu("mode", modeText(cur)+"\nChoose the mode for this chat:", c.allowedModes(), string(cur), replyTo)
 		return
 	}
 	mode := modeOf(arg)

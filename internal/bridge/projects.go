@@ -249,12 +249,12 @@ func (c *chat) chooseProject(arg string, replyTo int) {
 	cfg := c.b.Config()
 	cur, pl := c.placeFor(cfg)
 	if name == "" {
-		c.showMenu(menuProject, "📁 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n\n"+projectList(cfg, c.projectNames(cfg))+
+		c.showMenu("project", "📁 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n\n"+projectList(cfg, c.projectNames(cfg))+
 			"\nChoose a project, or send <code>/project NAME</code>:", c.projectNames(cfg), cur.Name, replyTo)
 		return
 	}
 	if _, ok := cfg.Project(name); !ok {
-		c.showMenu(menuProject, "❓ There is no project <b>"+render.EscapeHTML(name)+"</b>.\n\n"+projectList(cfg, c.projectNames(cfg))+"\nChoose one:",
+		c.showMenu("project", "❓ There is no project <b>"+render.EscapeHTML(name)+"</b>.\n\n"+projectList(cfg, c.projectNames(cfg))+"\nChoose one:",
 			c.projectNames(cfg), cur.Name, replyTo)
 		return
 	}
@@ -448,4 +448,8 @@ func (m placesModule) Register(r *Registry) {
 		Run: func(c *chat, in Invocation) { c.listSessions(in.Msg.ID) }})
 	r.Command(Command{Name: "continue", Help: "Continue the latest session in the project, e.g. from a terminal",
 		Run: func(c *chat, in Invocation) { c.continueLatest(in.Msg.ID) }})
+	r.Menu("project", MenuKind{Pick: func(c *chat, _ *menu, choice string, respond func(string)) { c.applyProject(choice, respond) }})
+	r.Menu("branch", MenuKind{Pick: func(c *chat, m *menu, choice string, respond func(string)) { c.applyBranch(m.data, choice, respond) }})
+	r.Menu("session", MenuKind{Columns: 5, // "▶️ 1" … "▶️ 10"
+		Pick: func(c *chat, _ *menu, choice string, respond func(string)) { c.resumeSession(choice, respond) }})
 }

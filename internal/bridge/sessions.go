@@ -45,7 +45,7 @@ func (c *chat) listSessions(replyTo int) {
 		b.WriteString("\n" + n + ". " + sessionLine(se, now))
 	}
 	b.WriteString("\n\nResume one with its button.")
-	c.showMenuLabeled(menuSession, b.String(), choices, labels, c.record().SessionID, replyTo)
+	c.showMenuLabeled("session", b.String(), choices, labels, c.record().SessionID, replyTo)
 }
 
 // sessionLine is one /sessions entry: where, what, when, how much.

@@ -70,4 +70,6 @@ func (m settingsModule) Register(r *Registry) {
 		Run: func(c *chat, in Invocation) { c.setMode(in.Args, in.Msg.ID) }})
 	r.Command(Command{Name: "model", Help: "Show or switch the model (e.g. /model sonnet)",
 		Run: func(c *chat, in Invocation) { c.setModel(in.Args, in.Msg.ID) }})
+	r.Menu("mode", MenuKind{Pick: func(c *chat, _ *menu, choice string, respond func(string)) { c.applyMode(modeOf(choice), respond) }})
+	r.Menu("model", MenuKind{Pick: func(c *chat, _ *menu, choice string, respond func(string)) { c.applyModel(choice, respond) }})
 }

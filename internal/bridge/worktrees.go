@@ -242,10 +242,10 @@ func (c *chat) chooseBranch(arg string, replyTo int) {
 			if cur == "" {
 				cur = "-"
 			}
-			m := c.showMenuLabeled(menuBranch, "🌿 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n"+
+			m := c.showMenuLabeled("branch", "🌿 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n"+
 				"Worktrees live in <code>"+render.EscapeHTML(filepath.Join(p.Path, worktreesDir))+"</code>; ✏️ has uncommitted changes.\n"+
 				"Choose one, or send <code>/branch NAME</code> to make one:", choices, labels, cur, replyTo)
-			m.project = p.Name
+			m.data = p.Name
 		}})
 	}()
 }
