@@ -478,10 +478,15 @@ func TestA429MakesAPrivateChatBurstLess(t *testing.T) {
 	burst := func(tag string) []call {
 		t.Helper()
 		before := len(tg.Calls())
+		// The calls are held until the whole burst is queued: a worker
+		// that ran dry between two Sends would wait for its bucket to
+		// settle, and this clock jumps over every wait.
+		tg.hold()
 		var ms []*Message
 		for i := range DefaultPrivateBurst {
 			ms = append(ms, o.Send(bg, key, High, Content{Text: fmt.Sprint(tag, i)}, SendOptions{}))
 		}
+		tg.release()
 		for _, m := range ms {
 			_, err := await(t, m.Sent())
 			require.NoError(t, err)
