@@ -28,7 +28,9 @@ type approval struct {
 }
 
 func (c *chat) requestApproval(req runner.ApprovalRequested) {
-	req.Suggestions = c.allowedSuggestions(req.Suggestions) // modes.go
+	for _, h := range c.b.reg.onRequest { // modes.go: no suggestion of a mode not allowed
+		h(c, &req)
+	}
 	cfg := c.b.Config()
 	now := time.Now()
 	a := &approval{token: newToken(), req: req, created: now, deadline: now.Add(cfg.Claude.ApprovalTimeout.Std()), sess: c.sess}
@@ -45,11 +47,8 @@ func (c *chat) requestApproval(req runner.ApprovalRequested) {
 			Deny:    callbackData(btnDeny, a.token),
 			Always:  callbackData(btnAlways, a.token),
 		}
-		// FullDiff is shown only when the preview is cut (phone.go), and
-		// only for a CLI on this machine: the diff is written to its
-		// directory before it is sent, which a remote project does not have.
-		if c.sessDir != "" {
-			btns.FullDiff = callbackData(btnFullDiff, a.token)
+		for _, h := range c.b.reg.onApprove { // files_out.go: 📄 Full diff, shown when the preview is cut
+			h(c, a, &btns)
 		}
 		html, kb = render.RenderApproval(req, btns)
 	}

@@ -77,57 +77,6 @@ func (b *Bridge) clockTime(wall time.Time) time.Time {
 	return b.now().Add(-time.Since(wall))
 }
 
-// onAwayEvent follows what budgets, limits and schedules need from the
-// chat's events.
-func (c *chat) onAwayEvent(ev runner.Event) {
-	book := c.book // turn_costs.go
-	switch e := ev.(type) {
-	case runner.ProcessStarted:
-		c.startedProcess()
-		if book != nil {
-			book.setCap(c.away.procCapped, c.away.procCap)
-		}
-	case runner.TurnStarted:
-		if book != nil {
-			book.started(string(e.SessionID))
-		}
-	case runner.RateLimit:
-		c.onRateLimit(e)
-	case runner.TurnCompleted:
-		c.away.procSpent += e.CostUSD
-		if book != nil {
-			book.completed(e.CostUSD)
-		}
-		c.away.rejection = nil
-		if len(c.away.waiting) > 0 {
-			c.post(item{fn: c.runWaiting})
-		}
-	}
-}
-
-// progressNotes are the chat's own lines in a turn's progress message.
-func (c *chat) progressNotes(t *turn) []string {
-	if t.scheduled == "" {
-		return nil
-	}
-	return []string{t.scheduled}
-}
-
-// answerNotes are the chat's own lines above an answer's footer: that a
-// schedule started the turn, budget warnings, and a subscription window
-// close to its limit.
-func (c *chat) answerNotes(t *turn, tc runner.TurnCompleted) []string {
-	var out []string
-	if t != nil && t.scheduled != "" {
-		out = append(out, t.scheduled)
-	}
-	out = append(out, c.budgetNotes(tc)...)
-	if w := c.windowWarning(); w != "" {
-		out = append(out, w)
-	}
-	return out
-}
-
 // chatKeyLabel names a chat in /usage: "this chat", "chat 42 · topic 7".
 func chatKeyLabel(key, self state.ChatKey) string {
 	if key == self {

@@ -250,4 +250,31 @@ func (m budgetModule) Register(r *Registry) {
 		Run: func(c *chat, in Invocation) { c.showUsage(in.Msg.ID) }})
 	r.Command(Command{Name: "budget", Help: "Spending against the budgets",
 		Run: func(c *chat, in Invocation) { c.showBudget(in.Msg.ID) }})
+	r.OnEvent(func(c *chat, ev runner.Event) {
+		switch e := ev.(type) {
+		case runner.ProcessStarted:
+			c.startedProcess()
+			if c.book != nil { // turn_costs.go: a crash is charged within the cap
+				c.book.setCap(c.away.procCapped, c.away.procCap)
+			}
+		case runner.RateLimit:
+			c.onRateLimit(e) // usage.go
+		case runner.TurnCompleted:
+			c.away.procSpent += e.CostUSD
+		}
+	})
+	r.AnswerNotes(func(c *chat, tc runner.TurnCompleted) []string { return c.budgetNotes(tc) })
+	r.AnswerNotes(func(c *chat, _ runner.TurnCompleted) []string {
+		if w := c.windowWarning(); w != "" { // usage.go
+			return []string{w}
+		}
+		return nil
+	})
+	r.OnSend(func(c *chat, o *outgoing) bool { return c.withinBudget(o) })
+	r.OnSpawn(func(c *chat, rc *runner.Config, pl place) {
+		// The runner asks for the cap on its own goroutine: the context
+		// and logger are taken here, on the actor.
+		ctx, log := c.ctx(), c.log
+		rc.MaxBudgetUSD = func() float64 { return c.budgetCap(ctx, log, pl.project) }
+	})
 }

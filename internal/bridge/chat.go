@@ -333,18 +333,14 @@ func (c *chat) onMessage(m *models.Message) {
 	if c.answerByReply(m) { // a reply to an open question answers it (questions.go)
 		return
 	}
-	if c.collect(m) { // albums and forwards become one prompt (batch.go)
-		return
+	in := &Inbound{Msg: m}
+	for _, h := range c.b.reg.onMessage { // the modules' hooks, in modules.go's order
+		if h(c, in) {
+			return
+		}
 	}
-	quote := c.replyContext(m) // replies.go
-	if isVoice(m) {
-		c.onVoice(m, quote) // voice.go
-		return
-	}
-	m = withReplyContext(m, quote)
-	if _, ok := attachmentOf(m); ok {
-		c.sendAttachment(m) // attachments.go
-		return
+	if in.Quoted != nil {
+		m = in.Quoted
 	}
 	if m.Text == "" {
 		c.reply("Send text, a photo, a file or a voice note; this kind of message is not supported.", m.ID)

@@ -77,13 +77,8 @@ func (c *chat) ensureSession() (*runner.Session, error) {
 	rc, pl, sid := c.spawnConfig(c.b.Config()) // settings.go
 	rc.InheritEnv, rc.IncludePartialMessages = c.b.opts.InheritEnv, true
 	rc.Pool, rc.Procs, rc.Logger = c.b.opts.Pool, procRecorder{c.b}, c.log
-	// The runner asks for the cap on its own goroutine: the context and
-	// logger are taken here, on the actor (c.log is replaced below).
-	ctx, log := c.ctx(), c.log
-	rc.MaxBudgetUSD = func() float64 { return c.budgetCap(ctx, log, pl.project) } // budget.go
-	// files_out.go: only a local project's outbox can be delivered.
-	if rc.Remote == nil {
-		rc.ExtraArgs = withOutboxPrompt(rc.ExtraArgs, rc.Workdir, c.key)
+	for _, h := range c.b.reg.onSpawn { // mode and model, the spending cap, the outbox prompt
+		h(c, &rc, pl)
 	}
 	sess, err := runner.NewSession(rc, sid, sid != "", 0)
 	if err != nil {
@@ -149,10 +144,12 @@ func senderOf(m *models.Message) state.UserID {
 }
 
 func (c *chat) sendOutgoing(o *outgoing) {
-	c.leaveClosedProject()  // projects_allowed.go: a scheduled run, a retry
-	if !c.withinBudget(o) { // budget.go: refused, and told
-		o.settle()
-		return
+	c.leaveClosedProject()                // projects_allowed.go: a scheduled run, a retry
+	for _, gate := range c.b.reg.onSend { // budget.go: refused, and told
+		if !gate(c, o) {
+			o.settle()
+			return
+		}
 	}
 	if _, err := c.ensureSession(); err != nil {
 		c.log.Error().Err(err).Msg("create session")

@@ -54,7 +54,7 @@ func (c *chat) cancelCommand(replyTo int) {
 func (c *chat) status() string {
 	rec := c.record()
 	project, workdir := c.statusPlace() // projects.go
-	info := render.StatusInfo{SessionID: rec.SessionID, Model: modelName(c.currentModel()), Mode: string(c.currentMode()),
+	info := render.StatusInfo{SessionID: rec.SessionID,
 		CostUSD: rec.CostUSD, Turns: rec.Turns, Project: project, Workdir: workdir, LastActive: rec.LastActive,
 		PendingApprovals: len(c.approvals), Pending: c.pendingItems(), Now: time.Now(), ProcessState: string(runner.StateExited)}
 	// The chat's totals span every project it worked in; /status is about
@@ -69,6 +69,9 @@ func (c *chat) status() string {
 	}
 	if turns, err := c.b.store.RecentTurns(c.ctx(), c.key, 1); err == nil && len(turns) > 0 {
 		info.ContextPercent = turns[0].ContextPct
+	}
+	for _, h := range c.b.reg.onStatus { // settings.go: model and mode
+		h(c, &info)
 	}
 	html := render.RenderStatus(info)
 	if c.waitingForSlot() {

@@ -14,6 +14,8 @@ import (
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
 	"github.com/untether/untether/internal/safefs"
 )
 
@@ -221,6 +223,20 @@ func (b *Bridge) prunePhone(cfg *config.Config) {
 func (m filesModule) Register(r *Registry) {
 	r.Command(Command{Name: "get", Help: "Send a file from the project: /get PATH",
 		Run: func(c *chat, in Invocation) { c.getCommand(in.Args, in.Msg) }})
+	r.OnJournalReplay(settleMovedFiles)
+	r.OnSpawn(func(c *chat, rc *runner.Config, _ place) {
+		if rc.Remote == nil { // only a local project's outbox can be delivered
+			rc.ExtraArgs = withOutboxPrompt(rc.ExtraArgs, rc.Workdir, c.key)
+		}
+	})
+	r.OnTurnEnd(func(c *chat, e TurnEnd) { c.deliverOutboxIn(e.Workdir, e.ReplyTo) })
+	r.OnApproval(func(c *chat, a *approval, b *render.ApprovalButtons) {
+		// Only for a CLI on this machine: the diff is written to its
+		// directory before it is sent, which a remote project does not have.
+		if c.sessDir != "" {
+			b.FullDiff = callbackData(btnFullDiff, a.token)
+		}
+	})
 	r.Button(btnFullDiff, Button{Ack: "Sending the diff…", Press: func(c *chat, p Press) {
 		if a, ok := c.approvals[p.Token]; ok {
 			c.sendFullDiff(a)

@@ -158,7 +158,7 @@ func (c *chat) fireRetry(r state.Retry) {
 			render.EscapeHTML(err.Error())+"). Please send it again.", int(r.ReplyTo))
 		return
 	}
-	c.flushBatch()             // an album or forwards being collected go first, where they were sent (batch.go)
+	c.flushPending()           // an album or forwards being collected go first, where they were sent (batch.go)
 	if !c.enterRetryPlace(r) { // limitretry_projects.go
 		return
 	}

@@ -72,14 +72,14 @@ func (c *chat) sendFullDiff(a *approval) {
 // routeEdit hands an edited message to its chat. An edit is never sent to
 // Claude by itself: the chat says so and offers to send the new version.
 func (b *Bridge) routeEdit(updateID int64, m *models.Message) bool {
-	if m.ID == 0 || m.Chat.ID == 0 || !b.admit(m) {
+	if m.ID == 0 || m.Chat.ID == 0 || b.reg.onEdit == nil || !b.admit(m) {
 		return false
 	}
 	c := b.chat(chatKeyOf(m), m.Chat.Type != models.ChatTypePrivate)
 	if c == nil {
 		return false // draining: an edit notice is not worth keeping
 	}
-	c.post(item{updateID: updateID, fn: func() { c.onEdited(m) }})
+	c.post(item{updateID: updateID, fn: func() { b.reg.onEdit(c, m) }})
 	return true
 }
 
@@ -119,6 +119,28 @@ func (c *chat) sendEdited(token string) {
 
 // Register adds the phone features.
 func (m phoneModule) Register(r *Registry) {
+	r.OnMessage(func(c *chat, in *Inbound) bool { return c.collect(in.Msg) }) // albums and forwards become one prompt (batch.go)
+	r.OnMessage(func(c *chat, in *Inbound) bool {                             // a reply quotes what it replies to (replies.go)
+		in.Quote = c.replyContext(in.Msg)
+		in.Quoted = withReplyContext(in.Msg, in.Quote)
+		return false
+	})
+	r.OnMessage(func(c *chat, in *Inbound) bool { // voice.go
+		if !isVoice(in.Msg) {
+			return false
+		}
+		c.onVoice(in.Msg, in.Quote)
+		return true
+	})
+	r.OnMessage(func(c *chat, in *Inbound) bool { // attachments.go
+		if _, ok := attachmentOf(in.Quoted); !ok {
+			return false
+		}
+		c.sendAttachment(in.Quoted)
+		return true
+	})
+	r.OnEdit(func(c *chat, msg *models.Message) { c.onEdited(msg) })
+	r.OnFlush(func(c *chat) { c.flushBatch() })
 	r.Button(btnSendEdited, Button{Ack: "Sending…", Press: func(c *chat, p Press) { c.sendEdited(p.Token) }})
 	r.StoredButton(btnRetryVoice, StoredButton{Ack: "Retrying…", Wait: "untether is restarting; press again once it is back.",
 		Resolve: m.b.resolveVoiceRetry})

@@ -50,7 +50,9 @@ func (b *Bridge) reconcile(ctx context.Context) error {
 		}
 		// A file's move to .untether/sent/ is finished either way, so the
 		// next turn does not find it again.
-		settleMovedFiles(append(slices.Clip(entries), unsent...)) // files_out.go
+		for _, h := range b.reg.onReplay { // files_out.go: moves a crash interrupted are finished first
+			h(append(slices.Clip(entries), unsent...))
+		}
 		if _, err := b.out.Restore(ctx, entries); err != nil {
 			b.log.Error().Err(err).Msg("restore journaled messages")
 		}

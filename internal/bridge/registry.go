@@ -99,16 +99,6 @@ type Inbound struct {
 	Quoted *models.Message
 }
 
-// Answer is a finished turn on its way to the chat: an OnAnswer hook may
-// handle it (Handled: the generic answer is not sent) or add lines above
-// its footer.
-type Answer struct {
-	Turn    runner.TurnCompleted
-	ReplyTo int
-	Notes   []string
-	Handled bool
-}
-
 // TurnEnd is a turn that ended, answered or with its process gone: what
 // the turn's CLI left on this machine is in Workdir ("" on another host).
 type TurnEnd struct {
@@ -129,8 +119,10 @@ type Registry struct {
 	onEvent   []func(c *chat, ev runner.Event)
 	onSpawn   []func(c *chat, rc *runner.Config, pl place)
 	onSend    []func(c *chat, o *outgoing) bool
-	onAnswer  []func(c *chat, a *Answer)
+	intercept []func(c *chat, tc runner.TurnCompleted, replyTo int) bool
+	notes     []func(c *chat, tc runner.TurnCompleted) []string
 	onTurnEnd []func(c *chat, e TurnEnd)
+	onRequest []func(c *chat, req *runner.ApprovalRequested)
 	onApprove []func(c *chat, a *approval, b *render.ApprovalButtons)
 	onStatus  []func(c *chat, info *render.StatusInfo)
 	onFlush   []func(c *chat)
@@ -205,13 +197,29 @@ func (r *Registry) OnSpawn(h func(c *chat, rc *runner.Config, pl place)) {
 // returns false and has told the user why.
 func (r *Registry) OnSend(h func(c *chat, o *outgoing) bool) { r.onSend = append(r.onSend, h) }
 
-// OnAnswer adds a hook on every finished turn, before its answer is sent.
-func (r *Registry) OnAnswer(h func(c *chat, a *Answer)) { r.onAnswer = append(r.onAnswer, h) }
+// InterceptAnswer adds a hook on every finished turn, before its inputs
+// are forgotten: a hook that answers the turn itself (a prompt a limit
+// rejected) returns true, and no other answer is sent.
+func (r *Registry) InterceptAnswer(h func(c *chat, tc runner.TurnCompleted, replyTo int) bool) {
+	r.intercept = append(r.intercept, h)
+}
+
+// AnswerNotes adds a hook whose lines go above an answer's footer, after
+// the turn's own notes.
+func (r *Registry) AnswerNotes(h func(c *chat, tc runner.TurnCompleted) []string) {
+	r.notes = append(r.notes, h)
+}
 
 // OnTurnEnd adds a hook run after a turn ended, answered or not.
 func (r *Registry) OnTurnEnd(h func(c *chat, e TurnEnd)) { r.onTurnEnd = append(r.onTurnEnd, h) }
 
-// OnApproval adds a hook that may add buttons to an approval message.
+// OnApprovalRequest adds a hook that sees an approval request before it
+// is recorded and shown (it may narrow the permission suggestions).
+func (r *Registry) OnApprovalRequest(h func(c *chat, req *runner.ApprovalRequested)) {
+	r.onRequest = append(r.onRequest, h)
+}
+
+// OnApproval adds a hook that may add buttons to a tool's approval message.
 func (r *Registry) OnApproval(h func(c *chat, a *approval, b *render.ApprovalButtons)) {
 	r.onApprove = append(r.onApprove, h)
 }
@@ -229,6 +237,14 @@ func (r *Registry) OnFlush(h func(c *chat)) { r.onFlush = append(r.onFlush, h) }
 // replays, before they are sent.
 func (r *Registry) OnJournalReplay(h func(entries []outbox.JournalEntry)) {
 	r.onReplay = append(r.onReplay, h)
+}
+
+// flushPending runs the flush hooks: what modules collect for the chat
+// goes now.
+func (c *chat) flushPending() {
+	for _, h := range c.b.reg.onFlush {
+		h(c)
+	}
 }
 
 // help lists the commands for /help and setMyCommands.

@@ -175,7 +175,7 @@ func (c *chat) deleteSchedule(id int64, msgID int, from models.User) {
 // collected go first, in the project they were sent in: the flush makes
 // the chat busy with them, so the run waits for their turn.
 func (c *chat) runScheduled(sc state.Schedule) {
-	c.flushBatch() // batch.go
+	c.flushPending() // an album or forwards being collected go first (batch.go)
 	if c.busy() {
 		c.away.waiting = append(c.away.waiting, sc)
 		c.pollWaiting()
@@ -193,7 +193,7 @@ func (c *chat) runScheduled(sc state.Schedule) {
 	in := runner.UserInput{Text: sc.Prompt}
 	c.sendOutgoing(&outgoing{input: in, label: labelOf(in), from: sc.CreatedBy, settled: func() { c.finishScheduleRun(sc) }}) // pending_runs.go
 	if t := c.turn; t != nil && t != before && !t.done {
-		t.scheduled = scheduledNote(sc)
+		t.notes = append(t.notes, scheduledNote(sc))
 	}
 }
 
@@ -373,6 +373,20 @@ func (m schedulesModule) Register(r *Registry) {
 		Run: func(c *chat, in Invocation) { c.scheduleEvery(in.Args, in.Msg) }})
 	r.Command(Command{Name: "schedules", Help: "This chat's schedules; /schedules pause or resume",
 		Run: func(c *chat, in Invocation) { c.schedulesCommand(in.Args, in.Msg.ID) }})
+	r.OnEvent(func(c *chat, ev runner.Event) {
+		switch e := ev.(type) {
+		case runner.RateLimit:
+			if e.Status == "rejected" && !e.ResetsAt.IsZero() { // remembered for the retry offer (limitretry.go)
+				c.away.rejection = &e
+			}
+		case runner.TurnCompleted:
+			c.away.rejection = nil
+			if len(c.away.waiting) > 0 {
+				c.post(item{fn: c.runWaiting})
+			}
+		}
+	})
+	r.InterceptAnswer(func(c *chat, tc runner.TurnCompleted, replyTo int) bool { return c.answerLimit(tc, replyTo) })
 	const wait = "untether is restarting; press again once it is back."
 	r.StoredButton(btnRetryLimit, StoredButton{Ack: "Will retry", Wait: wait, WaitFirst: true, Resolve: m.b.resolveAway(btnRetryLimit)})
 	r.StoredButton(btnDropRetry, StoredButton{Ack: "Dropped", Wait: wait, WaitFirst: true, Resolve: m.b.resolveAway(btnDropRetry)})

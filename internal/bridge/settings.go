@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
 
@@ -19,7 +20,6 @@ import (
 // there ("" starts one).
 func (c *chat) spawnConfig(cfg *config.Config) (runner.Config, place, runner.SessionID) {
 	p, pl, sid := c.spawnPlace(cfg) // projects.go
-	c.dropInvalidModel(p)           // models.go
 	env := maps.Clone(p.Env)
 	if env == nil {
 		env = map[string]string{}
@@ -28,8 +28,7 @@ func (c *chat) spawnConfig(cfg *config.Config) (runner.Config, place, runner.Ses
 		env["HOME"] = p.Home
 	}
 	rc := runner.Config{
-		Binary: p.Binary, Workdir: placeDir(p, pl), PermissionMode: c.spawnMode(cfg, p), Model: c.spawnModel(p),
-		ExtraArgs: p.ExtraArgs, Env: env,
+		Binary: p.Binary, Workdir: placeDir(p, pl), ExtraArgs: p.ExtraArgs, Env: env,
 		IdleTimeout: cfg.Claude.IdleTimeout.Std(), StopTimeout: cfg.Claude.StopTimeout.Std(),
 	}
 	if p.Remote() {
@@ -70,6 +69,19 @@ func (m settingsModule) Register(r *Registry) {
 		Run: func(c *chat, in Invocation) { c.setMode(in.Args, in.Msg.ID) }})
 	r.Command(Command{Name: "model", Help: "Show or switch the model (e.g. /model sonnet)",
 		Run: func(c *chat, in Invocation) { c.setModel(in.Args, in.Msg.ID) }})
+	r.OnSpawn(func(c *chat, rc *runner.Config, _ place) {
+		cfg := c.b.Config()
+		p := c.projectFor(cfg)
+		c.dropInvalidModel(p) // models.go
+		rc.PermissionMode, rc.Model = c.spawnMode(cfg, p), c.spawnModel(p)
+	})
+	r.OnEvent(func(c *chat, ev runner.Event) { c.onSettingsEvent(ev) })
+	r.OnApprovalRequest(func(c *chat, req *runner.ApprovalRequested) {
+		req.Suggestions = c.allowedSuggestions(req.Suggestions) // modes.go
+	})
+	r.OnStatus(func(c *chat, info *render.StatusInfo) {
+		info.Model, info.Mode = modelName(c.currentModel()), string(c.currentMode())
+	})
 	r.Menu("mode", MenuKind{Pick: func(c *chat, _ *menu, choice string, respond func(string)) { c.applyMode(modeOf(choice), respond) }})
 	r.Menu("model", MenuKind{Pick: func(c *chat, _ *menu, choice string, respond func(string)) { c.applyModel(choice, respond) }})
 }

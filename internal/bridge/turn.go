@@ -24,7 +24,7 @@ type turn struct {
 	cancelled   bool
 	stall       stall
 	lastStall   string      // the stall line of the latest render
-	scheduled   string      // set when a schedule started the turn (schedules.go)
+	notes       []string    // the turn's own lines in its progress and answer (a scheduled run's)
 	draft       draftStream // the answer streamed as a draft (draft.go)
 	// workdir is where the turn's CLI runs on this machine ("" on another
 	// host): its outbox is delivered from there even when the CLI dies
@@ -97,7 +97,7 @@ func (c *chat) recordLiveProgress(t *turn, now time.Time) {
 
 func (c *chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
 	cfg := c.b.Config()
-	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now, Notes: c.progressNotes(t),
+	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now, Notes: t.notes,
 		HideText: c.drafting(t)}
 	if !t.done {
 		o.CancelData = callbackData(btnCancel, t.cancelToken)
@@ -203,8 +203,10 @@ func (c *chat) onEvent(ev runner.Event) {
 	if tc, ok := ev.(runner.TurnCompleted); ok {
 		c.onTurnCompleted(tc)
 	}
-	c.onSettingsEvent(ev) // settings.go
-	c.onAwayEvent(ev)     // away.go
+	c.bookEvent(ev)                     // turn_costs.go
+	for _, h := range c.b.reg.onEvent { // the modules', in modules.go's order
+		h(c, ev)
+	}
 	c.updateCounts()
 }
 
@@ -221,12 +223,18 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 			break
 		}
 	}
-	limitAnswered := c.answerLimit(tc, replyTo) // limitretry.go; before the inputs are forgotten
+	handled := false // before the inputs are forgotten: a limit retry needs its prompt
+	for _, h := range c.b.reg.intercept {
+		if h(c, tc, replyTo) {
+			handled = true
+			break
+		}
+	}
 	c.forgetSent(tc.Messages...)
 	// A result the CLI wrote for a notification it folded into another
 	// (no model call, no text) carries nothing to show.
 	silent := tc.NumTurns == 0 && tc.Answer == "" && tc.Origin != "" && tc.OK
-	if !silent && !limitAnswered {
+	if !silent && !handled {
 		meta := render.FinalMeta{Duration: tc.Duration, CostUSD: tc.CostUSD, ContextPercent: tc.ContextPercent, Notes: c.answerNotes(t, tc)}
 		if t != nil {
 			meta.Model, meta.Happened = t.view.Model, t.view.Happened()
@@ -244,12 +252,32 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 	if t != nil && !t.done {
 		c.finishProgress(t, !tc.OK)
 	}
-	c.deliverOutbox(replyTo) // files_out.go
+	c.turnEnded(TurnEnd{ReplyTo: replyTo, Workdir: c.uploadDir(c.b.Config())})
 	var started time.Time
 	if t != nil {
 		started = t.view.StartedAt
 	}
 	c.recordTurn(c.b.turnRecord(c.key, c.sessPlace.project, tc, started)) // turn_costs.go
+}
+
+// turnEnded runs the modules' turn-end hooks.
+func (c *chat) turnEnded(e TurnEnd) {
+	for _, h := range c.b.reg.onTurnEnd {
+		h(c, e)
+	}
+}
+
+// answerNotes are the lines above an answer's footer: the turn's own
+// (a scheduled run's label), then the modules' (budgets, limits).
+func (c *chat) answerNotes(t *turn, tc runner.TurnCompleted) []string {
+	var out []string
+	if t != nil {
+		out = append(out, t.notes...)
+	}
+	for _, h := range c.b.reg.notes {
+		out = append(out, h(c, tc)...)
+	}
+	return out
 }
 
 // recordTurn charges a turn to the chat: its budgets, /usage and /status.
@@ -270,9 +298,9 @@ func (c *chat) onExit(e runner.ProcessExited) {
 			c.reply(render.RenderCrash(e)+charged, t.replyTo)
 		}
 		c.finishProgress(t, true)
-		// What Claude put in its outbox before the process died is sent
-		// all the same, or it would wait there until some later turn.
-		c.deliverOutboxIn(t.workdir, t.replyTo) // files_out.go
+		// What the turn left (files in Claude's outbox) is handled all
+		// the same, or it would wait until some later turn.
+		c.turnEnded(TurnEnd{ReplyTo: t.replyTo, Workdir: t.workdir})
 	}
 	if !e.Requested {
 		c.resendQueued()

@@ -218,3 +218,18 @@ func (c *chat) chargeUnreported() string {
 	return "\n💸 Claude did not report what this turn cost, so it counts as " + render.FormatCost(rec.CostUSD) +
 		" against the budgets (<code>[budget] unreported_turn_usd</code>)."
 }
+
+// bookEvent keeps the live CLI's book (what its turns cost) up to date; the
+// cap it runs with comes from the budget module at its start.
+func (c *chat) bookEvent(ev runner.Event) {
+	book := c.book
+	if book == nil {
+		return
+	}
+	switch e := ev.(type) {
+	case runner.TurnStarted:
+		book.started(string(e.SessionID))
+	case runner.TurnCompleted:
+		book.completed(e.CostUSD)
+	}
+}

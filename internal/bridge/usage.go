@@ -101,8 +101,7 @@ func b2i(b bool) int {
 }
 
 // onRateLimit records the subscription windows a rate_limit_event reports
-// (they are the account's, shared by every chat), and remembers a
-// rejection of the current turn for the retry offer.
+// (they are the account's, shared by every chat).
 func (c *chat) onRateLimit(e runner.RateLimit) {
 	now := c.b.now()
 	ws := make([]state.LimitWindow, 0, len(e.Windows)+1)
@@ -127,9 +126,6 @@ func (c *chat) onRateLimit(e runner.RateLimit) {
 	}
 	if err := c.b.store.PutLimitWindows(c.ctx(), ws); err != nil {
 		c.log.Error().Err(err).Msg("record subscription windows")
-	}
-	if e.Status == "rejected" && !e.ResetsAt.IsZero() {
-		c.away.rejection = &e
 	}
 }
 
