@@ -13,6 +13,7 @@ import (
 
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/timeshift"
 )
@@ -67,10 +68,16 @@ func TestBudgetWarnRefuseReset(t *testing.T) {
 	assert.NotContains(t, a2.Text+a3.Text, "used up", "no second warning")
 
 	calls := len(r.claude.API.ModelCalls())
+	before := clock.Now()
 	four := r.say(chat, alice, "four")
 	refusal := r.waitBot(chat, "refusal", func(m telegramtest.Message) bool { return m.ReplyTo == four.ID })
+	after := clock.Now()
 	assert.Contains(t, refusal.Text, "The daily budget is used up")
-	assert.Contains(t, refusal.Text, "resets tomorrow 00:00 UTC (in 11h5")
+	midnight := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	assertRenderedBetween(t, refusal.Text, before, after, func(now time.Time) string {
+		return "resets " + render.FormatUntil(midnight, now)
+	})
+	assert.Regexp(t, `resets tomorrow 00:00 UTC \(in 1[12]h\d\dm\)`, refusal.Text)
 	budget := r.say(chat, alice, "/budget")
 	shown := r.waitBot(chat, "/budget", func(m telegramtest.Message) bool { return m.ReplyTo == budget.ID })
 	assert.Contains(t, shown.Text, "Daily: $0.01")

@@ -55,11 +55,14 @@ func TestLimitRetryAuto(t *testing.T) {
 		c.Telegram.Timezone = "UTC"
 		c.Claude.RetryAfterLimit = config.RetryAuto
 	}))
+	before := time.Now()
 	in := r.say(chat, alice, "LIMITED please")
 	notice := r.waitBot(chat, "the limit's notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "limit reached;")
 	})
-	assert.Contains(t, notice.Text, "⛔ 5-hour limit reached; resets at "+render.FormatWhen(reset.UTC(), time.Now()))
+	assertRenderedBetween(t, notice.Text, before, time.Now(), func(now time.Time) string {
+		return "⛔ 5-hour limit reached; resets at " + render.FormatWhen(reset.UTC(), now)
+	})
 	assert.Contains(t, notice.Text, "“LIMITED please” will be sent again at")
 	assert.NotEmpty(t, buttonData(notice, "Drop"))
 	assert.Empty(t, buttonData(notice, "Retry"), "auto does not ask")
@@ -131,11 +134,14 @@ func TestLimitRetryOff(t *testing.T) {
 		c.Telegram.Timezone = "UTC"
 		c.Claude.RetryAfterLimit = config.RetryOff
 	}))
+	before := time.Now()
 	in := r.say(chat, alice, "LIMITED please")
 	notice := r.waitBot(chat, "the limit's notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "limit reached;")
 	})
-	assert.Contains(t, notice.Text, "resets at "+render.FormatWhen(reset.UTC(), time.Now()))
+	assertRenderedBetween(t, notice.Text, before, time.Now(), func(now time.Time) string {
+		return "resets at " + render.FormatWhen(reset.UTC(), now)
+	})
 	assert.Contains(t, notice.Text, "Send it again once the limit has reset.")
 	assert.Empty(t, notice.Keyboard, "no Retry, no Drop")
 	next, ok, err := r.store.NextRetry(context.Background())

@@ -46,11 +46,14 @@ func TestUsageAndWindows(t *testing.T) {
 	r := newRig(t, func(r *rig) { r.claude = claudetest.New(r.t, s, claudetest.WithOAuthToken("sk-ant-oat01-fake")) },
 		withConfig(func(c *config.Config) { c.Telegram.Timezone = "Asia/Tokyo" }))
 
+	before := time.Now()
 	in := r.say(chat, alice, "count me")
 	answer := r.finalAnswer(chat, in.ID, "echo: count me")
 	tokyo := config.LoadLocation("Asia/Tokyo")
-	assert.Contains(t, answer.Text, "📊 5-hour limit 75 % used, resets "+render.FormatWhen(reset.In(tokyo), time.Now()),
-		"the answer warns of a window at 70 % or more, in the users' zone")
+	// The answer warns of a window at 70 % or more, in the users' zone.
+	assertRenderedBetween(t, answer.Text, before, time.Now(), func(now time.Time) string {
+		return "📊 5-hour limit 75 % used, resets " + render.FormatWhen(reset.In(tokyo), now)
+	})
 	assert.NotContains(t, answer.Text, "7-day limit", "a window under 70 % is not mentioned")
 
 	var turns []state.TurnRecord
