@@ -326,7 +326,7 @@ func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note ingres
 	switch {
 	case u.Message != nil:
 		b.logRepaired(u, note)
-		routed = b.routeMessage(ctx, u.ID, u.Message)
+		routed = b.routeMessage(ctx, u.ID, u.Message, note.Service())
 	case u.CallbackQuery != nil:
 		b.logRepaired(u, note)
 		routed = b.routeCallback(ctx, u.ID, u.CallbackQuery)
@@ -387,7 +387,9 @@ func chatKeyOf(m *models.Message) state.ChatKey {
 	return k
 }
 
-func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Message) bool {
+// service is the service member the guard saw in the raw update, if any
+// (ingress/service.go).
+func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Message, service string) bool {
 	if m.ID == 0 || m.Chat.ID == 0 {
 		// Telegram never sends one; a repaired or hostile update might.
 		b.log.Warn().Int64("update_id", updateID).Msg("ignoring a message without a message id or chat id")
@@ -395,6 +397,17 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 	}
 	if from, to, ok := migration(m); ok {
 		b.migrateChat(ctx, from, to)
+		return false
+	}
+	if service == "" {
+		service = ingress.ServiceOf(m)
+	}
+	if service != "" {
+		// Telegram wrote it about the chat (a pin, a member joining, a
+		// topic opened); nobody wrote it to the bot. A debug line only: a
+		// busy group makes many.
+		b.log.Debug().Int64("update_id", updateID).Int64("chat_id", m.Chat.ID).Str("service", service).
+			Msg("ignoring a service message")
 		return false
 	}
 	if !b.admit(m) { // groups.go

@@ -16,6 +16,10 @@
 //     handled, and remembers the ones done beyond that, so a restart never
 //     handles an update twice;
 //   - ConflictStreak follows 409 Conflicts (another poller on the token);
+//   - ServiceOf and Note.Service name a service message (a pin, a member
+//     joining, a topic opened, a video chat), from the decoded message and
+//     from the raw update, which also holds what the library cannot decode;
+//     the bridge neither answers nor forwards those (service.go);
 //   - ParseCommand reads a bot command by UTF-16 offsets, as Telegram counts
 //     them (the library's own matcher slices bytes).
 package ingress

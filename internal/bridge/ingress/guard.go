@@ -36,6 +36,7 @@ type Note struct {
 	kind    string   // the update's kind as sent: "message", "callback_query", …
 	repairs []repair // what was dropped or replaced to decode it
 	skipErr error    // nothing could be recovered; the library saw a bare id
+	service string   // the service member of a message (service.go), "" if a person wrote it
 }
 
 // guardedBatch is a getUpdates response made safe for the library.
@@ -83,7 +84,7 @@ func guardUpdates(body []byte) (guardedBatch, error) {
 			continue
 		}
 		raw, note := guardUpdate(id, e)
-		if note.kind != "message" && note.kind != "callback_query" || note.repairs != nil || note.skipErr != nil {
+		if note.kind != "message" && note.kind != "callback_query" || note.repairs != nil || note.skipErr != nil || note.service != "" {
 			g.notes[id] = note
 		}
 		out = append(out, kept{id, raw})
@@ -115,6 +116,12 @@ func guardUpdates(body []byte) (guardedBatch, error) {
 // done to get it.
 func guardUpdate(id int64, raw []byte) ([]byte, Note) {
 	note := Note{kind: kindOf(raw)}
+	if note.kind == "message" || note.kind == "edited_message" {
+		var u map[string]json.RawMessage
+		if json.Unmarshal(raw, &u) == nil {
+			note.service = serviceOfRaw(u[note.kind])
+		}
+	}
 	// A message must also encode again: the bridge keeps it that way until
 	// its chat has handled it.
 	r := &repairer{encodable: note.kind == "message"}
