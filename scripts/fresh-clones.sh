@@ -12,7 +12,7 @@
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs="${1:-5}"
-head="$(git -C "$root" rev-parse --short HEAD)"
+head="$(git -C "$root" rev-parse --short=12 HEAD)"
 if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then
   echo "fresh-clones: note: uncommitted changes are not tested; the clones have $head" >&2
 fi
@@ -22,7 +22,8 @@ failed=0
 summary=()
 for i in $(seq 1 "$runs"); do
   dir="$work/clone-$i"
-  git clone -q "$root" "$dir" || { echo "fresh-clones: git clone failed" >&2; exit 1; }
+  # Every run tests the commit the first one did, even if main moves on meanwhile.
+  { git clone -q "$root" "$dir" && git -C "$dir" checkout -q --detach "$head"; } || { echo "fresh-clones: git clone failed" >&2; exit 1; }
   echo "fresh-clones: run $i of $runs in $dir ($head)" >&2
   start=$SECONDS
   # A fresh clone as a new user has it: no CLI given (test.sh never uses the test cache).
