@@ -326,7 +326,7 @@ func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note ingres
 	switch {
 	case u.Message != nil:
 		b.logRepaired(u, note)
-		routed = b.routeMessage(ctx, u.ID, u.Message, note.Service())
+		routed = b.routeMessage(ctx, u.ID, u.Message, note)
 	case u.CallbackQuery != nil:
 		b.logRepaired(u, note)
 		routed = b.routeCallback(ctx, u.ID, u.CallbackQuery)
@@ -387,9 +387,9 @@ func chatKeyOf(m *models.Message) state.ChatKey {
 	return k
 }
 
-// service is the service member the guard saw in the raw update, if any
-// (ingress/service.go).
-func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Message, service string) bool {
+// note carries the update as Telegram sent it (kept until handled) and the
+// service member the guard saw in it, if any (ingress/service.go).
+func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Message, note ingress.Note) bool {
 	if m.ID == 0 || m.Chat.ID == 0 {
 		// Telegram never sends one; a repaired or hostile update might.
 		b.log.Warn().Int64("update_id", updateID).Msg("ignoring a message without a message id or chat id")
@@ -399,6 +399,7 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 		b.migrateChat(ctx, from, to)
 		return false
 	}
+	service := note.Service()
 	if service == "" {
 		service = ingress.ServiceOf(m)
 	}
@@ -416,7 +417,12 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 	key := chatKeyOf(m)
 	// Kept until its chat handled it: go-telegram/bot has already
 	// confirmed it to Telegram, so after a crash this copy is the only one.
-	payload, err := json.Marshal(models.Update{ID: updateID, Message: m})
+	// What Telegram sent, not the library's model encoded again: that
+	// loses what the library decodes but cannot encode (PaidMedia).
+	payload, err := note.Raw(), error(nil)
+	if payload == nil { // a message not polled through the guard
+		payload, err = json.Marshal(models.Update{ID: updateID, Message: m})
+	}
 	if err == nil {
 		err = b.store.DeferUpdate(ctx, state.DeferredUpdate{UpdateID: updateID, Payload: payload})
 	}
@@ -463,7 +469,7 @@ func (b *Bridge) replayDeferred(ctx context.Context) {
 			_ = b.store.ForgetDeferredUpdate(ctx, d.UpdateID)
 			continue
 		}
-		_ = b.handleUpdate(ctx, &u, ingress.MessageNote()) // a panic is logged; the update is finished either way
+		_ = b.handleUpdate(ctx, &u, ingress.KeptNote(d.Payload)) // a panic is logged; the update is finished either way
 	}
 	if len(deferred) > 0 {
 		b.log.Info().Int("messages", len(deferred)).Msg("handling messages the previous run received but did not handle")

@@ -8,7 +8,10 @@
 //     dropping or replacing only the unreadable parts, so the user's text
 //     still gets through; one that cannot be repaired reaches the bridge as
 //     its bare id and is skipped with a log line (Note). No update can stop
-//     polling or hold back the offset;
+//     polling or hold back the offset. A message's Note also carries the
+//     update as the library decoded it (Note.Raw), which the bridge keeps
+//     until the message is handled: a re-encoding of the library's model
+//     would lose what it decodes but cannot encode;
 //   - liveness (Loop.Check, Loop.Trouble, progress.go) counts a poll only
 //     once its updates are routed or skipped, for the systemd watchdog and
 //     STATUS=;

@@ -144,9 +144,13 @@ func (l *Loop) Trouble(now time.Time, stale time.Duration) string {
 	return l.progress.trouble(now, stale)
 }
 
-// MessageNote is the note of a message that needed no repair, for updates
-// the bridge replays itself.
-func MessageNote() Note { return Note{kind: "message"} }
+// KeptNote is the note of a message the bridge kept (Note.Raw) and
+// replays itself after a restart.
+func KeptNote(raw []byte) Note { return Note{kind: "message", raw: raw} }
+
+// Raw is a message's update as the library decoded it (nil for other
+// kinds): keep this, not a re-encoding of the library's model.
+func (n Note) Raw() []byte { return n.raw }
 
 // LogUnrouted gives an update that carries nothing the bridge routes its
 // one log line.
