@@ -221,6 +221,7 @@ func (c *chat) run(ctx context.Context) {
 			if !interrupted && c.busy() {
 				interrupted = true
 				c.reply("⏸ untether is restarting and could not wait for this turn any longer, so it was stopped. Send a message to continue; the session resumes.", c.replyTarget())
+				c.stoppedForRestart() // drain.go
 				c.cancelTurn()
 				hardStop = time.After(min(3*c.b.Config().Claude.StopTimeout.Std(), 5*time.Second))
 			}

@@ -43,6 +43,7 @@ func (c *chat) releaseHumanWaits() {
 		return
 	}
 	now := time.Now()
+	c.stoppedForRestart()
 	for _, a := range c.approvals {
 		// Deny with interrupt answers the control_request and ends the turn.
 		if err := a.sess.Respond(a.req.RequestID, runner.Decision{Behavior: runner.Deny, Interrupt: true,
@@ -65,6 +66,15 @@ func (c *chat) releaseHumanWaits() {
 	}
 	c.log.Info().Msg("stopped a turn waiting on a decision, for the restart")
 	c.updateCounts()
+}
+
+// stoppedForRestart marks the running turn as interrupted by the restart,
+// so that its progress, its stopped tool calls and its answer do not say
+// the user cancelled it.
+func (c *chat) stoppedForRestart() {
+	if c.turn != nil && !c.turn.done {
+		c.turn.view.StoppedForRestart = true
+	}
 }
 
 // resolveContinue finds the interrupted approval a ▶️ Continue press is

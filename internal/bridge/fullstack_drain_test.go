@@ -58,6 +58,7 @@ func TestDrainStopsApprovalWaitThenContinue(t *testing.T) {
 	})
 	assert.Contains(t, stopped.Text, "restarted before anyone decided")
 	assert.NoFileExists(t, r.claude.Workdir+"/out.txt", "nothing ran without a decision")
+	r.saysTheRestartStoppedIt(chat)
 
 	r.start()
 	r.tg.UserPresses(chat, ap.ID, buttonData(stopped, "Continue"))
@@ -141,4 +142,18 @@ func TestContinueGoesBackToItsSession(t *testing.T) {
 	last := calls[len(calls)-1]
 	assert.True(t, last.AnyUserContains("BASHRUN please"), "default's session resumed with its history")
 	assert.True(t, ranIn(last, alpha))
+}
+
+// saysTheRestartStoppedIt checks what the chat shows of a turn a drain
+// stopped: the restart stopped it, and nothing says the user did.
+func (r *rig) saysTheRestartStoppedIt(chat telegramtest.ChatID) {
+	r.t.Helper()
+	r.waitBot(chat, "the turn shown as stopped for a restart", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, "Stopped for a restart")
+	})
+	for _, m := range r.tg.Snapshot().BotMessages(chat) {
+		for _, lie := range []string{"Cancelled", "stopped by you", "⏹"} {
+			assert.NotContains(r.t, m.Text, lie, "the user did not stop it: %q", m.Text)
+		}
+	}
 }

@@ -498,6 +498,7 @@ func TestDrainTimeoutInterruptsTheTurn(t *testing.T) {
 	}
 	assert.True(t, told, "the user is told the restart stopped the turn")
 	assert.True(t, stopped, "the interrupted turn's result is delivered")
+	r.saysTheRestartStoppedIt(chat)
 	assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "no CLI process is left behind")
 }
 

@@ -238,6 +238,7 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 		meta := render.FinalMeta{Duration: tc.Duration, CostUSD: tc.CostUSD, ContextPercent: tc.ContextPercent, Notes: c.answerNotes(t, tc)}
 		if t != nil {
 			meta.Model, meta.Happened = t.view.Model, t.view.Happened()
+			meta.StoppedForRestart = t.view.StoppedForRestart
 		}
 		meta.Project, meta.ResumeLine = c.ranLabel(c.b.Config()), c.resumeLine(string(tc.SessionID)) // projects.go, sessions.go
 		chunks := render.RenderFinal(tc, meta)

@@ -27,6 +27,8 @@ type FinalMeta struct {
 	// ResumeLine, when set, is a command that takes the session over at a
 	// terminal ("claude --resume <id>"), shown under the footer as code.
 	ResumeLine string
+	// StoppedForRestart: a restart interrupted the turn, not the user.
+	StoppedForRestart bool
 }
 
 // Layout limits of final messages, in UTF-16 units.
@@ -52,6 +54,11 @@ func RenderFinal(tc runner.TurnCompleted, meta FinalMeta) []string {
 	var body string
 	compactInBody := false
 	switch {
+	case tc.Aborted() && meta.StoppedForRestart:
+		body = "⏸ <b>Stopped for a restart.</b> Send a message to go on; the session resumes."
+		if strings.TrimSpace(tc.Answer) != "" {
+			body += "\n\n" + MarkdownToHTML(tc.Answer)
+		}
 	case tc.Aborted():
 		body = "⏹ <b>Stopped.</b>"
 		if strings.TrimSpace(tc.Answer) != "" {

@@ -32,7 +32,7 @@ func (t *Turn) permissionWhy(e runner.ToolFinished) string {
 			case p.Source == "user_reject" && asked:
 				return "denied by you"
 			case p.Source == "user_abort":
-				return "stopped by you"
+				return t.stoppedBy()
 			case p.Source == "hook" || p.ReasonType == "hook":
 				return "blocked by a hook"
 			case p.Source == "classifier" || p.ReasonType == "classifier":
@@ -64,8 +64,8 @@ func (t *Turn) permissionWhy(e runner.ToolFinished) string {
 		return "denied: nobody answered in time"
 	case k == "user-rejected":
 		// A deny that also interrupts, or a cancel while the call waited
-		// or ran: both come from the user.
-		return "stopped by you"
+		// or ran: both come from the user, unless a restart sent them.
+		return t.stoppedBy()
 	case k == "permission-rule":
 		return "blocked by a permission rule"
 	case strings.HasPrefix(k, "automode"):
@@ -138,4 +138,12 @@ func askReason(req runner.ApprovalRequested) string {
 		return why
 	}
 	return why + ": " + detail
+}
+
+// stoppedBy says who stopped a tool call the turn's interruption cut short.
+func (t *Turn) stoppedBy() string {
+	if t.StoppedForRestart {
+		return "stopped by the restart"
+	}
+	return "stopped by you"
 }

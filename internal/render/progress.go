@@ -142,10 +142,10 @@ func RenderProgressFinal(t *Turn, o ProgressOptions) string {
 		now = t.LastEventAt
 	}
 	var w htmlText
-	phase := t.Phase()
-	w.text(phase.icon() + " ")
+	icon, label := t.phaseLabel(t.Phase())
+	w.text(icon + " ")
 	w.raw("<b>")
-	w.text(phase.String())
+	w.text(label)
 	w.raw("</b>")
 	if t.Steps > 0 {
 		w.text(" · " + plural(t.Steps, "step", "steps"))
@@ -178,9 +178,10 @@ func (t *Turn) elapsed(now time.Time) time.Duration {
 }
 
 func (t *Turn) writeHeader(w *htmlText, phase Phase, now time.Time) {
-	w.text(phase.icon() + " ")
+	icon, label := t.phaseLabel(phase)
+	w.text(icon + " ")
 	w.raw("<b>")
-	w.text(phase.String())
+	w.text(label)
 	w.raw("</b>")
 	w.text(" · " + FormatElapsed(t.elapsed(now)))
 	if t.Steps > 0 {

@@ -80,6 +80,15 @@ func (p Phase) String() string {
 	return "Unknown"
 }
 
+// phaseLabel is the icon and the words of a phase in t's header: an
+// interruption the user did not ask for is not "Cancelled".
+func (t *Turn) phaseLabel(p Phase) (icon, label string) {
+	if p == PhaseCancelled && t.StoppedForRestart {
+		return "⏸", "Stopped for a restart"
+	}
+	return p.icon(), p.String()
+}
+
 // Finished reports whether the phase is terminal.
 func (p Phase) Finished() bool {
 	return p == PhaseDone || p == PhaseFailed || p == PhaseCancelled
@@ -178,6 +187,10 @@ type Turn struct {
 	Result *runner.TurnCompleted
 	// Exit is set when the CLI process ended before the turn completed.
 	Exit *runner.ProcessExited
+	// StoppedForRestart says a restart (a drain that could not wait, or an
+	// approval it had to stop), not the user, interrupted the turn: its
+	// header and its stopped tool calls say so.
+	StoppedForRestart bool
 
 	active bool // Claude has produced something
 
