@@ -151,7 +151,7 @@ func (b *Bridge) resolvePress(ctx context.Context, kind buttonKind, token string
 	}
 	return pressRoute{key: ref.key, deliver: func(updateID int64) bool {
 		b.answerCallback(cq.ID, btn.Ack, false)
-		c.post(item{updateID: updateID, press: &Press{Kind: kind, Token: token, Arg: arg, From: cq.From}})
+		c.post(item{updateID: updateID, press: &Press{Kind: kind, Token: token, Arg: arg, From: cq.From, Message: pressedMessage(cq)}})
 		return true
 	}}, ""
 }

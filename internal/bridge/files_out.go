@@ -239,7 +239,7 @@ func (m filesModule) Register(r *Registry) {
 	})
 	r.Button(btnFullDiff, Button{Ack: "Sending the diff…", Press: func(c *chat, p Press) {
 		if a, ok := c.approvals[p.Token]; ok {
-			c.sendFullDiff(a)
+			c.sendFullDiff(a, p.Message)
 		}
 	}})
 }

@@ -178,6 +178,28 @@ func longContent(n int) string {
 	return b.String()
 }
 
+// TestFullDiffAnswersAnApprovalWhoseSendIsUnanswered: on a slow link the
+// user sees the approval, and presses 📄 Full diff, before the bot has the
+// answer to the call that sent it. The diff still replies to the approval:
+// the press says which message it came from.
+func TestFullDiffAnswersAnApprovalWhoseSendIsUnanswered(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	r := newRig(t, withRules(fakeapi.ToolTurn("LONGWRITE", "Write", map[string]any{
+		"file_path": "{{cwd}}/generated.txt", "content": longContent(45)}, "Written.")))
+	warm := r.say(chat, alice, "warm up")
+	r.finalAnswer(chat, warm.ID, "echo: warm up")
+	r.tg.DelayAnswer("sendMessage", 3*time.Second)
+	in := r.say(chat, alice, "LONGWRITE please")
+	ap := r.approvalMessage(chat, "generated.txt")
+	r.tg.UserPresses(chat, ap.ID, buttonData(ap, "Full diff"))
+	doc := r.waitBot(chat, "the diff", func(m telegramtest.Message) bool { return m.Document != nil })
+	assert.Equal(t, ap.ID, doc.ReplyTo, "it answers the approval")
+	r.tg.DelayAnswer("sendMessage", 0)
+	m, _ := r.tg.Snapshot().Message(chat, ap.ID)
+	r.tg.UserPresses(chat, ap.ID, buttonData(m, "Approve"))
+	r.finalAnswer(chat, in.ID, "Written.")
+}
+
 func TestFullDiffButtonSendsTheWholeChange(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	content := longContent(45)

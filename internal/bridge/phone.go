@@ -43,22 +43,28 @@ type editedMessage struct {
 const maxKeptEdits = 20
 
 // sendFullDiff sends an approval's whole change as a .diff document,
-// replying to the approval message.
-func (c *chat) sendFullDiff(a *approval) {
+// replying to the approval message: pressed, its id as the press gave it,
+// since the outbox may not have the answer to its send yet (seen under
+// load: the diff then went out as a reply to nothing).
+func (c *chat) sendFullDiff(a *approval, pressed int) {
+	replyTo := a.msg.ID()
+	if pressed != 0 {
+		replyTo = outbox.MessageID(pressed)
+	}
 	name, diff, ok := render.FullDiff(a.req)
 	if !ok {
 		return
 	}
 	workdir := c.uploadDir(c.b.Config()) // projects.go
 	if workdir == "" {
-		c.reply("⚠️ The full diff is written to the project directory before it is sent, and this chat's project is on another host.", int(a.msg.ID()))
+		c.reply("⚠️ The full diff is written to the project directory before it is sent, and this chat's project is on another host.", int(replyTo))
 		return
 	}
 	f, rel, err := writeSent(workdir, name, []byte(diff), a.created) // files_out.go
 	if err != nil {
 		c.b.ownDirRefused(err)
 		c.log.Warn().Err(err).Msg("write the full diff")
-		c.reply("⚠️ Could not prepare the diff: "+render.EscapeHTML(err.Error()), int(a.msg.ID()))
+		c.reply("⚠️ Could not prepare the diff: "+render.EscapeHTML(err.Error()), int(replyTo))
 		return
 	}
 	// Sent from the descriptor written: .untether/sent is writable by
@@ -66,7 +72,7 @@ func (c *chat) sendFullDiff(a *approval) {
 	// the upload.
 	c.b.out.SendMedia(c.ctx(), c.outKey, outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
 		Dir: workdir, Path: rel, Name: name, File: f, Caption: "📄 The whole change to <code>" + render.EscapeHTML(path.Base(name[:len(name)-len(".diff")])) + "</code>"}}},
-		outbox.SendOptions{ReplyTo: a.msg.ID(), Tag: tagFile})
+		outbox.SendOptions{ReplyTo: replyTo, Tag: tagFile})
 }
 
 // routeEdit hands an edited message to its chat. An edit is never sent to

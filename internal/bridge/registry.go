@@ -52,6 +52,21 @@ type Press struct {
 	Token string
 	Arg   int
 	From  models.User
+	// Message is the id of the message the button is on, 0 if Telegram
+	// did not say. It is known even while the outbox still waits for the
+	// answer to the call that sent that message.
+	Message int
+}
+
+// pressedMessage is the id of the message a press came from, 0 if unknown.
+func pressedMessage(cq *models.CallbackQuery) int {
+	switch {
+	case cq.Message.Message != nil:
+		return cq.Message.Message.ID
+	case cq.Message.InaccessibleMessage != nil:
+		return cq.Message.InaccessibleMessage.MessageID
+	}
+	return 0
 }
 
 // Button is a kind of callback button whose token the engine's button table

@@ -232,6 +232,14 @@ func (s *Server) Delay(method string, d time.Duration) {
 	s.delays[strings.ToLower(method)] = d
 }
 
+// DelayAnswer holds the answer to every call of method for d of real time
+// after the call took effect: users see a sent message while the bot still
+// waits for its id, as on a slow link. d <= 0 removes the delay.
+func (s *Server) DelayAnswer(method string, d time.Duration) { s.Delay(answerDelayPrefix+method, d) }
+
+// answerDelayPrefix keys DelayAnswer's delays beside Delay's.
+const answerDelayPrefix = "answer:"
+
 func (s *Server) delayFor(method string) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -272,6 +272,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	result, aerr := h(s, r.Context(), p)
+	// A late answer: the chat already shows what the call did, the bot
+	// does not know it yet (DelayAnswer).
+	s.sleep(r.Context(), s.delayFor(answerDelayPrefix+method))
 	s.respond(w, idx, result, aerr)
 }
 
