@@ -20,7 +20,12 @@
 // messages waiting for a slot to the next start, and Shutdown keeps within
 // a fixed budget once its context ends (drain.go). A group upgraded to a
 // supergroup keeps its sessions (migrate.go); decided approvals and turns
-// older than [state] retention are pruned (retention.go).
+// older than [state] retention are pruned (retention.go). A turn a drain
+// stops shows as stopped for a restart, not as cancelled by the user. Service
+// messages (a pin, a member joining, a topic opened) get no reply and never
+// reach Claude (ingress.ServiceOf); a kept message is the update as Telegram
+// sent it. MCP servers that failed to start are named once per session
+// (mcp_notice.go).
 //
 // In a private chat the answer streams as a Telegram draft while Claude
 // writes it, and the progress message keeps the tool rows; in groups and

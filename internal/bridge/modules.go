@@ -12,6 +12,7 @@ func modules(b *Bridge) []Module {
 		placesModule{b},
 		filesModule{b},
 		phoneModule{b},
+		newMCPModule(b),
 	}
 }
 

@@ -59,6 +59,9 @@ type TurnStarted struct {
 	Wakeup WakeupSource `json:",omitzero"`
 	// ScheduledFor is the time a loop wake-up was set for (zero if unknown).
 	ScheduledFor time.Time `json:",omitzero"`
+	// McpServers are the MCP servers the CLI was configured with, and how
+	// their start went ("connected", "failed", "needs-auth", "pending").
+	McpServers []McpServer `json:",omitempty"`
 }
 
 // WakeupSource is what fired a turn nobody typed.

@@ -98,7 +98,7 @@ func (t *Translator) system(f *SystemFrame, out []Event) []Event {
 			SessionID: frameSessionID(f.SessionID), Model: f.Model,
 			PermissionMode: PermissionMode(f.PermissionMode), Cwd: f.Cwd,
 			Tools: tools, Version: f.ClaudeCodeVersion,
-			Wakeup: t.wake, ScheduledFor: t.wakeAt,
+			Wakeup: t.wake, ScheduledFor: t.wakeAt, McpServers: f.McpServers,
 		}
 		t.wake, t.wakeAt = "", time.Time{}
 		return append(out, ev)
