@@ -482,13 +482,9 @@ func (t *Turn) toolStarted(e runner.ToolStarted, now time.Time) {
 	}
 	*r = ToolRow{ID: e.ID, Name: e.Name, Summary: e.Summary, ParentID: e.ParentID, Depth: depth,
 		Server: e.Server, Started: now, Schedule: e.Schedule}
-	if e.Server {
-		// A server tool (web search) ran on the API side before the block
-		// reached us; its result arrives inside the same message and no
-		// ToolFinished follows, so it would otherwise spin forever.
-		r.Status = ToolDone
-		t.Succeeded++
-	}
+	// A server tool (web search) runs on the API side; the runner ends
+	// its row from the result block that follows it in the same message,
+	// which says whether it failed.
 }
 
 func (t *Turn) toolFinished(e runner.ToolFinished) {

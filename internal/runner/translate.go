@@ -214,6 +214,10 @@ func (t *Translator) assistant(f *AssistantFrame, out []Event) []Event {
 		case "image", "document":
 			// Media echoes: nothing to show, but they must not break the line.
 		default:
+			if isServerToolResult(b.Type) { // server_tools.go
+				out = append(out, t.serverToolFinished(b, parent))
+				continue
+			}
 			// A block type newer than this code: keep the message content raw.
 			out = append(out, Unknown{Kind: "assistant/block/" + b.Type, Raw: f.Message.Content})
 		}
@@ -244,6 +248,10 @@ func (t *Translator) user(f *UserFrame, out []Event) []Event {
 		out = append(out, Notice{Kind: NoticeSafeguard, Level: "notice", Text: "Safeguards stopped the response; Claude continues once with that noted."})
 	}
 	for _, b := range blocks {
+		if b.Type == "advisor_tool_result" {
+			out = append(out, t.serverToolFinished(b, parent))
+			continue
+		}
 		if b.Type != "tool_result" {
 			continue // interrupt markers, synthetic continuations, media echoes
 		}
@@ -425,8 +433,17 @@ func ToolSummary(tool string, input json.RawMessage) string {
 		}
 	case "WebFetch":
 		s = str("url")
-	case "WebSearch":
+	case "WebSearch", "web_search":
 		s = str("query")
+	case "web_fetch":
+		s = str("url")
+	case "code_execution", "bash_code_execution":
+		s = str("code")
+		if s == "" {
+			s = str("command")
+		}
+	case "text_editor_code_execution":
+		s = strings.TrimSpace(str("command") + " " + str("path"))
 	case "Task", "Agent":
 		s = str("description")
 	case "Skill":

@@ -49,8 +49,8 @@ func (s *Server) prepareLocked(rp Reply, mb messagesBody, body []byte) Reply {
 		b.Text = fill(b.Text, false)
 		b.Thinking = fill(b.Thinking, false)
 		switch b.Type {
-		case BlockToolUse:
-			hasTool = true
+		case BlockToolUse, BlockServerToolUse:
+			hasTool = hasTool || b.Type == BlockToolUse // the API ran a server tool itself
 			if b.ID == "" {
 				b.ID = s.nextIDLocked("toolu")
 			}
@@ -317,11 +317,15 @@ func blockJSON(b Block, full bool) map[string]any {
 		return map[string]any{"type": "thinking", "thinking": "", "signature": ""}
 	case BlockRedactedThinking:
 		return map[string]any{"type": "redacted_thinking", "data": b.Data}
-	case BlockToolUse:
+	case BlockToolUse, BlockServerToolUse:
 		if full {
-			return map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": b.Input}
+			return map[string]any{"type": string(b.Type), "id": b.ID, "name": b.Name, "input": b.Input}
 		}
-		return map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": map[string]any{}}
+		return map[string]any{"type": string(b.Type), "id": b.ID, "name": b.Name, "input": map[string]any{}}
+	case BlockRaw:
+		var m map[string]any
+		_ = json.Unmarshal(b.Raw, &m) // validated with the script
+		return m
 	default:
 		if full {
 			return map[string]any{"type": "text", "text": b.Text}
@@ -356,8 +360,8 @@ func deltas(b Block) []map[string]any {
 			out = append(out, map[string]any{"type": "thinking_delta", "thinking": c})
 		}
 		out = append(out, map[string]any{"type": "signature_delta", "signature": b.Signature})
-	case BlockRedactedThinking:
-	case BlockToolUse:
+	case BlockRedactedThinking, BlockRaw:
+	case BlockToolUse, BlockServerToolUse:
 		for _, c := range chunks(string(b.Input), deltaBytes) {
 			out = append(out, map[string]any{"type": "input_json_delta", "partial_json": c})
 		}

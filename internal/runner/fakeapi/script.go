@@ -18,6 +18,13 @@ const (
 	BlockThinking         BlockType = "thinking"
 	BlockRedactedThinking BlockType = "redacted_thinking"
 	BlockToolUse          BlockType = "tool_use"
+	// BlockServerToolUse is a tool the API ran itself (web_search,
+	// web_fetch, code execution): streamed like tool_use, but the turn
+	// does not stop for it; its result follows as a BlockRaw.
+	BlockServerToolUse BlockType = "server_tool_use"
+	// BlockRaw is sent whole (Raw) in content_block_start, with no deltas,
+	// as the API sends a server tool's result block.
+	BlockRaw BlockType = "raw"
 )
 
 // Stop reasons the CLI reacts to specially. Any string is accepted in a
@@ -43,6 +50,7 @@ type Block struct {
 	ID        string          `json:"id,omitempty"`        // tool_use (generated when empty)
 	Name      string          `json:"name,omitempty"`      // tool_use
 	Input     json.RawMessage `json:"input,omitempty"`     // tool_use ({} when empty)
+	Raw       json.RawMessage `json:"raw,omitempty"`       // raw: the whole block
 }
 
 // Reply is one scripted answer to a request.
@@ -185,7 +193,11 @@ func (rp Reply) validate() error {
 	for i, b := range rp.Content {
 		switch b.Type {
 		case BlockText, BlockThinking, BlockRedactedThinking:
-		case BlockToolUse:
+		case BlockRaw:
+			if !json.Valid(b.Raw) {
+				return fmt.Errorf("block %d: raw block is not valid JSON", i)
+			}
+		case BlockToolUse, BlockServerToolUse:
 			if b.Name == "" {
 				return fmt.Errorf("block %d: tool_use without a name", i)
 			}
