@@ -191,6 +191,9 @@ func (b *Bridge) staleButtonText(ctx context.Context, btn Button, token string) 
 		return btn.Stale
 	}
 	if a, err := b.store.GetApproval(ctx, token); err == nil && a.Decision != state.DecisionPending {
+		if a.Decision == state.DecisionInterrupted && a.Note != "continued" {
+			return "A restart stopped this request before anyone decided. Press ▶️ Continue on its message to let Claude ask again."
+		}
 		return "This request is no longer waiting (" + string(a.Decision) + ")."
 	}
 	return expiredText

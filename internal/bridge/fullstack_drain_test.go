@@ -81,6 +81,37 @@ func TestDrainStopsApprovalWaitThenContinue(t *testing.T) {
 	assert.Contains(t, m.Text, "Continued after the restart")
 }
 
+// After a crash, as after a drain, an approval whose CLI died offers
+// ▶️ Continue: the session resumes, the same tool is asked for again, and
+// approving it runs it (issue 24 §4).
+func TestCrashMidApprovalThenContinue(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	r := newRig(t, func(r *rig) { r.claude = claudetest.New(r.t, continueScript()) })
+	ap := r.bashApprovalOnDisk(chat)
+	r.crash()
+	r.start()
+	stopped := r.waitBot(chat, "approval with Continue", func(m telegramtest.Message) bool {
+		return m.ID == ap.ID && buttonData(m, "Continue") != ""
+	})
+	assert.Contains(t, stopped.Text, "killed or crashed")
+	assert.Empty(t, buttonData(stopped, "Approve"), "its request died with the CLI")
+	assert.NoFileExists(t, r.claude.Workdir+"/out.txt")
+
+	r.tg.UserPresses(chat, ap.ID, buttonData(stopped, "Continue"))
+	again := r.waitBot(chat, "the same approval asked again", func(m telegramtest.Message) bool {
+		return m.ID != ap.ID && strings.Contains(m.Text, "echo hi > out.txt") && buttonData(m, "Approve") != ""
+	})
+	r.tg.UserPresses(chat, again.ID, buttonData(again, "Approve"))
+	r.waitBot(chat, "answer after continuing", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "⏱")
+	})
+	got, err := readFile(r.claude.Workdir + "/out.txt")
+	require.NoError(t, err, "approving after Continue runs the command")
+	assert.Equal(t, "hi\n", got)
+	m, _ := r.tg.Snapshot().Message(chat, ap.ID)
+	assert.Empty(t, m.Keyboard, "Continue works once")
+}
+
 // TestContinueGoesBackToItsSession: after the restart the chat moved to
 // another project before pressing ▶️ Continue. While Claude works there
 // the press is refused and the button keeps working; once it is done,

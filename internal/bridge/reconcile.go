@@ -15,7 +15,7 @@ import (
 
 // reconcile cleans up what the previous run left on screen: journaled
 // messages it never delivered are sent, pending approvals are marked
-// expired (their CLI process is gone) and progress messages say the turn
+// interrupted with a ▶️ Continue (their CLI process is gone) and progress messages say the turn
 // was interrupted, so no button or spinner is left that nothing serves.
 // A chat the config no longer serves (a group taken off allowed_chat_ids,
 // a user off allowed_user_ids) gets none of it: its journaled messages
@@ -65,16 +65,28 @@ func (b *Bridge) reconcile(ctx context.Context) error {
 		return fmt.Errorf("read pending approvals: %w", err)
 	}
 	for _, a := range pending {
-		if err := b.store.DecideApproval(ctx, a.Token, state.DecisionExpired, 0, now, "untether restarted"); err != nil {
-			b.log.Warn().Err(err).Str("token", a.Token).Msg("expire orphaned approval")
+		// Its CLI died with the previous run (a crash, a kill): as after a
+		// drain, ▶️ Continue resumes the session and lets Claude ask again
+		// (drain.go). A chat no longer served gets no button.
+		decision, served := state.DecisionInterrupted, a.MessageID != 0 && b.chatServed(a.Key)
+		if !served {
+			decision = state.DecisionExpired
+		}
+		if err := b.store.DecideApproval(ctx, a.Token, decision, 0, now, "untether restarted"); err != nil {
+			b.log.Warn().Err(err).Str("token", a.Token).Msg("close an approval the previous run left")
+			served = false // no Continue for an approval the store does not hold as interrupted
 		}
 		if a.MessageID == 0 || !b.chatServed(a.Key) {
 			continue
 		}
 		req := runner.ApprovalRequested{RequestID: runner.RequestID(a.RequestID), Tool: a.Tool, DisplayName: a.Tool,
 			Input: a.InputJSON, Summary: a.Summary}
-		html := render.RenderApprovalDecided(req, render.DecisionInterrupted, "", now)
-		b.out.Edit(ctx, b.out.Adopt(outKey(a.Key), outbox.MessageID(a.MessageID)), outbox.High, outbox.Content{Text: html})
+		content := outbox.Content{Text: render.RenderApprovalDecided(req, render.DecisionInterrupted, "", now)}
+		if served {
+			content.Text += "\n\n" + crashContinueHint
+			content.Keyboard = render.Keyboard{Rows: [][]render.Button{{{Text: "▶️ Continue", CallbackData: callbackData(btnContinue, a.Token)}}}}
+		}
+		b.out.Edit(ctx, b.out.Adopt(outKey(a.Key), outbox.MessageID(a.MessageID)), outbox.High, content)
 	}
 
 	live, err := b.store.ListLive(ctx)
@@ -95,6 +107,11 @@ func (b *Bridge) reconcile(ctx context.Context) error {
 	}
 	return nil
 }
+
+// crashContinueHint explains an approval whose CLI died with the previous
+// run; continueHint (drain.go) is its counterpart after a drain.
+const crashContinueHint = "⏸ untether stopped before anyone decided (it was killed or crashed), so Claude stopped here. " +
+	"Press ▶️ Continue: the session resumes and Claude asks again if it still needs this."
 
 func outKey(k state.ChatKey) outbox.ChatKey {
 	return outbox.ChatKey{Chat: int64(k.Chat), Thread: int(k.Thread)}
