@@ -154,7 +154,7 @@ func testDrainDelivers(t *testing.T, stopTimeout string) {
 }
 
 // TestDrainTimeoutInterruptsTurn: a turn still running when drain_timeout
-// ends is interrupted, the user is told so ("Stopped."), the CLI is closed
+// ends is interrupted, the user is told so ("Stopped for a restart."), the CLI is closed
 // and the daemon exits 0.
 func TestDrainTimeoutInterruptsTurn(t *testing.T) {
 	t.Parallel()
@@ -175,7 +175,7 @@ func TestDrainTimeoutInterruptsTurn(t *testing.T) {
 	sn := d.tg.Snapshot()
 	var stopped *telegramtest.Message
 	for _, m := range sn.BotMessages(chat) {
-		if m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped.") {
+		if m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped for a restart.") {
 			stopped = &m
 		}
 	}
@@ -225,7 +225,7 @@ func TestSecondSignalForcesExit(t *testing.T) {
 	require.Equal(t, exitOK, p.waitExit())
 	p.waitLog("the forced stop", msgIs("second signal: interrupting running turns now"))
 	d.waitBot(chat, "the interruption notice", func(m telegramtest.Message) bool {
-		return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped.")
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped for a restart.")
 	})
 	requireNothingLeft(t, claude, during)
 
