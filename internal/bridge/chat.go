@@ -334,6 +334,12 @@ func (c *chat) onMessage(m *models.Message) {
 	if c.answerByReply(m) { // a reply to an open question answers it (questions.go)
 		return
 	}
+	c.onContent(m)
+}
+
+// onContent hands what a user wrote to the modules' hooks (a collected
+// album, a voice note, files) and else to Claude.
+func (c *chat) onContent(m *models.Message) {
 	in := &Inbound{Msg: m}
 	for _, h := range c.b.reg.onMessage { // the modules' hooks, in modules.go's order
 		if h(c, in) {

@@ -138,6 +138,28 @@ func TestQuestionSeveralAskedInTurn(t *testing.T) {
 	assert.Contains(t, m.Text, "Colour: Blue · Toppings: Ham")
 }
 
+// A reply that comes while the question's message is still being sent (the
+// user sees it before the bot has the answer to its send) answers the
+// question too (issue 24 §4); it waits for the send, not the actor.
+func TestQuestionReplyDuringItsSendAnswersIt(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	r := newRig(t)
+	warm := r.say(chat, alice, "warm up")
+	r.finalAnswer(chat, warm.ID, "echo: warm up")
+	r.tg.DelayAnswer("sendMessage", 2*time.Second)
+	in := r.say(chat, alice, "ASKME which colour")
+	q := r.approvalMessage(chat, "Which colour")
+	r.tg.UserSends(chat, telegramtest.User{ID: alice, FirstName: "Alice", Username: "alice"}, "Green with stripes", telegramtest.ReplyingTo(q.ID))
+	st := r.say(chat, alice, "/status")
+	r.waitBot(chat, "/status, while the reply waits", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
+	r.tg.DelayAnswer("sendMessage", 0)
+	r.finalAnswer(chat, in.ID, "Thanks, going with your answer.")
+	assert.Contains(t, r.answersReceived(), `"Which colour should the button be?"="Green with stripes"`)
+	for _, c := range r.claude.API.ModelCalls() {
+		assert.NotEqual(t, "Green with stripes", c.LastPrompt(), "the reply was never a prompt of its own")
+	}
+}
+
 func TestQuestionReplyIsTheOtherAnswer(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	t.Run("single select", func(t *testing.T) {

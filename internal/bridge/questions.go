@@ -1,8 +1,10 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/go-telegram/bot/models"
 
@@ -136,6 +138,9 @@ func (c *chat) answerByReply(m *models.Message) bool {
 			a = cand
 		}
 	}
+	if a == nil && c.awaitQuestionSend(m) {
+		return true
+	}
 	if a == nil || a.q.Current >= len(a.req.Questions) {
 		return false
 	}
@@ -153,6 +158,49 @@ func (c *chat) answerByReply(m *models.Message) bool {
 	}
 	c.answerQuestion(a, answer, m.From)
 	return true
+}
+
+// awaitQuestionSend handles a reply to a bot message the chat does not
+// know yet while a question's message is still being sent: the user saw
+// the question before the answer to its send reached the outbox (within
+// milliseconds, or on a slow link), so the reply may be to it. The reply
+// is handled again, in its place in the mailbox and still unconfirmed to
+// Telegram, once those sends have finished; the actor does not wait.
+func (c *chat) awaitQuestionSend(m *models.Message) bool {
+	if m.ReplyToMessage.From == nil || !m.ReplyToMessage.From.IsBot {
+		return false
+	}
+	var sending []*outbox.Message
+	for _, cand := range c.approvals {
+		if cand.q != nil && cand.msg != nil && cand.msg.ID() == 0 {
+			sending = append(sending, cand.msg)
+		}
+	}
+	if len(sending) == 0 {
+		return false
+	}
+	update := c.curUpdate
+	c.curUpdate = 0 // confirmed when the item below is handled
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.b.runCtx), questionSendWait)
+		defer cancel()
+		for _, msg := range sending {
+			_, _ = msg.Sent().Wait(ctx) // sent or not, the reply is handled again
+		}
+		c.post(item{updateID: update, fn: func() { c.onRepliedAgain(m) }})
+	}()
+	return true
+}
+
+// questionSendWait bounds how long a reply waits for a question's send.
+const questionSendWait = 30 * time.Second
+
+// onRepliedAgain handles a reply awaitQuestionSend held back: an answer if
+// it replies to a question now known, else the message as written.
+func (c *chat) onRepliedAgain(m *models.Message) {
+	if !c.answerByReply(m) {
+		c.onContent(m)
+	}
 }
 
 // answerQuestion records the current question's answer and asks the next
