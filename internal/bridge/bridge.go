@@ -52,6 +52,7 @@ type Options struct {
 // Bridge connects Telegram chats to Claude sessions.
 type Bridge struct {
 	opts  Options
+	born  time.Time // when New ran: a button on a message older than this run is from before a restart
 	cfg   atomic.Pointer[config.Config]
 	log   zerolog.Logger
 	store *durable.Writes // the state store; refused writes are kept (durable)
@@ -85,7 +86,7 @@ func New(opts Options) (*Bridge, error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("new bridge: config and store are required")
 	}
-	b := &Bridge{opts: opts, log: opts.Logger,
+	b := &Bridge{opts: opts, log: opts.Logger, born: time.Now(),
 		chats: map[state.ChatKey]*chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
 		away: newBridgeAway(opts.Clock), loop: ingress.NewLoop(opts.Logger, opts.Ready)}
 	b.store = durable.New(opts.Store, opts.Logger, stateChats{b})

@@ -147,7 +147,7 @@ func (b *Bridge) resolvePress(ctx context.Context, kind buttonKind, token string
 	c := b.chats[ref.key]
 	b.mu.Unlock()
 	if !known || c == nil {
-		return pressRoute{}, b.staleButtonText(ctx, btn, token)
+		return pressRoute{}, b.staleButtonText(ctx, btn, token, cq)
 	}
 	return pressRoute{key: ref.key, deliver: func(updateID int64) bool {
 		b.answerCallback(cq.ID, btn.Ack, false)
@@ -186,7 +186,7 @@ func (b *Bridge) refuseStrangerPress(updateID int64, cq *models.CallbackQuery) b
 
 // staleButtonText answers a press whose token the engine no longer knows:
 // the button's own text, that an approval was decided, or that it expired.
-func (b *Bridge) staleButtonText(ctx context.Context, btn Button, token string) string {
+func (b *Bridge) staleButtonText(ctx context.Context, btn Button, token string, cq *models.CallbackQuery) string {
 	if btn.Stale != "" {
 		return btn.Stale
 	}
@@ -196,7 +196,24 @@ func (b *Bridge) staleButtonText(ctx context.Context, btn Button, token string) 
 		}
 		return "This request is no longer waiting (" + string(a.Decision) + ")."
 	}
+	if fromBeforeStart(cq, b.born) {
+		// Menus (/mode, /model, /project, /branch, /sessions) live in
+		// memory: say why the press does nothing, and what to do.
+		return restartedText
+	}
 	return expiredText
+}
+
+// restartedText answers a press on buttons shown before untether restarted.
+const restartedText = "untether restarted since these buttons were shown, so they no longer work. Send the command again for new ones."
+
+// fromBeforeStart reports whether the pressed message was sent before born
+// (Telegram dates messages in whole seconds).
+func fromBeforeStart(cq *models.CallbackQuery, born time.Time) bool {
+	if cq == nil || cq.Message.Message == nil || cq.Message.Message.Date == 0 {
+		return false
+	}
+	return int64(cq.Message.Message.Date) < born.Unix()
 }
 
 // answerCallback answers a callback query off the update worker. A late

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -160,4 +161,33 @@ func TestStrangerPressesAreRateLimited(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, answered, "answered once")
+}
+
+// A press on a menu shown before a restart says why it does nothing and
+// what to do (issue 24 §4); the mode stays. A menu of this run that a
+// newer one replaced still just says it has expired.
+func TestMenuPressAfterRestartSaysWhy(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	r := newRig(t)
+	md := r.say(chat, alice, "/mode")
+	menu := r.waitBot(chat, "mode menu", func(m telegramtest.Message) bool { return m.ReplyTo == md.ID && len(m.Keyboard) > 0 })
+	plan := buttonData(menu, "plan")
+	require.NotEmpty(t, plan)
+	r.stop()
+	// Telegram dates messages in whole seconds: start in a later one.
+	time.Sleep(time.Until(menu.Date.Truncate(time.Second).Add(time.Second + 50*time.Millisecond)))
+	r.start()
+
+	q := r.tg.UserPresses(chat, menu.ID, plan)
+	assert.Contains(t, r.answerOf(q).Text, "untether restarted since these buttons were shown")
+	st := r.say(chat, alice, "/status")
+	status := r.waitBot(chat, "status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
+	assert.Contains(t, status.Text, "Mode: default", "nothing applied")
+
+	again := r.say(chat, alice, "/mode")
+	fresh := r.waitBot(chat, "a new mode menu", func(m telegramtest.Message) bool { return m.ReplyTo == again.ID && len(m.Keyboard) > 0 })
+	newer := r.say(chat, alice, "/mode")
+	r.waitBot(chat, "a newer mode menu", func(m telegramtest.Message) bool { return m.ReplyTo == newer.ID && len(m.Keyboard) > 0 })
+	q2 := r.tg.UserPresses(chat, fresh.ID, buttonData(fresh, "plan"))
+	assert.Equal(t, "This button has expired.", r.answerOf(q2).Text, "replaced in this run, not by a restart")
 }
