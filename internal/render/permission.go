@@ -34,6 +34,10 @@ func (t *Turn) permissionWhy(e runner.ToolFinished) string {
 			case p.Source == "user_abort":
 				return t.stoppedBy()
 			case p.Source == "hook" || p.ReasonType == "hook":
+				// What the hook wrote is why; the user cannot see it elsewhere.
+				if msg := runner.HookMessage(e.Preview); msg != "" {
+					return "blocked by a hook: " + Truncate(oneLine(msg), hookMessageMax)
+				}
 				return "blocked by a hook"
 			case p.Source == "classifier" || p.ReasonType == "classifier":
 				return "blocked by the auto-mode classifier"
@@ -77,6 +81,9 @@ func (t *Turn) permissionWhy(e runner.ToolFinished) string {
 	}
 	return ""
 }
+
+// hookMessageMax bounds a blocking hook's message in a row.
+const hookMessageMax = 120
 
 // deniedWhy explains a system/permission_denied frame by its
 // decision_reason_type, for CLIs whose results carry no tool_result_meta.

@@ -257,6 +257,12 @@ type SystemFrame struct {
 	// compact_boundary
 	CompactMetadata *CompactMetadata `json:"compact_metadata"`
 
+	// notification (a hook's failure, among others): key names it, text is
+	// written for the terminal.
+	Key      string `json:"key"`
+	Text     string `json:"text"`
+	Priority string `json:"priority"`
+
 	// informational, model_fallback, model_refusal_*
 	Content               string  `json:"content"`
 	Level                 string  `json:"level"`
@@ -480,7 +486,7 @@ var knownSystemSubtypes = map[string]bool{
 	"task_started": true, "task_progress": true, "task_updated": true,
 	"task_notification": true, "background_tasks_changed": true,
 	"hook_started": true, "hook_progress": true, "hook_response": true,
-	"thinking_tokens": true,
+	"thinking_tokens": true, "notification": true,
 }
 
 // DecodeFrame decodes one stdout line. It never fails silently:

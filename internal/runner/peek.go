@@ -167,6 +167,8 @@ func intern(b []byte) string {
 		return "compact_boundary"
 	case "informational":
 		return "informational"
+	case "notification":
+		return "notification"
 	case "thinking_tokens":
 		return "thinking_tokens"
 	case "hook_started":

@@ -133,6 +133,8 @@ func (t *Translator) system(f *SystemFrame, out []Event) []Event {
 		return append(out, ev)
 	case "informational":
 		return append(out, Notice{Kind: NoticeInfo, Level: f.Level, Text: f.Content})
+	case "notification":
+		return append(out, notificationNotice(f)) // hooks.go
 	case "model_fallback":
 		return append(out, Notice{Kind: NoticeModelFallback, Level: "warning", Text: f.Content,
 			OriginalModel: f.OriginalModel, FallbackModel: f.FallbackModel})
