@@ -48,6 +48,13 @@
 // that starts, stops and recreates nothing. Durations are measured on the
 // monotonic clock, so wall-clock jumps move no idle close or stall.
 //
+// Translation (translate.go) keeps what the user must see of every frame:
+// a server tool's result block ends its row with the tool's own outcome
+// (server_tools.go); a hook that blocks a call is named with what it wrote,
+// and a failed Stop hook's notification becomes a Notice (hooks.go);
+// system/init's MCP servers and their start status ride on TurnStarted. A
+// frame or block it does not know is an Unknown event with its raw bytes.
+//
 // AuthStatus (auth.go) asks the CLI whether it is logged in, and how
 // (`claude auth status`): an API key, a token, or a stored claude.ai login
 // with the latest moment its sign-in ends. auth.go records which shapes of
