@@ -230,6 +230,7 @@ func (m filesModule) Register(r *Registry) {
 		}
 	})
 	r.OnTurnEnd(func(c *chat, e TurnEnd) { c.deliverOutboxIn(e.Workdir, e.ReplyTo) })
+	r.OnTurnEnd(func(c *chat, e TurnEnd) { c.sendLinkedFiles(e) }) // links.go
 	r.OnApproval(func(c *chat, a *approval, b *render.ApprovalButtons) {
 		// Only for a CLI on this machine: the diff is written to its
 		// directory before it is sent, which a remote project does not have.

@@ -119,6 +119,8 @@ type Inbound struct {
 type TurnEnd struct {
 	ReplyTo int
 	Workdir string
+	// Links are the resources the turn's MCP tools returned by reference.
+	Links []runner.ResourceLink
 }
 
 // Registry is where modules register. It is filled before Run and read

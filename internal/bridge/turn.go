@@ -253,7 +253,11 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 	if t != nil && !t.done {
 		c.finishProgress(t, !tc.OK)
 	}
-	c.turnEnded(TurnEnd{ReplyTo: replyTo, Workdir: c.uploadDir(c.b.Config())})
+	end := TurnEnd{ReplyTo: replyTo, Workdir: c.uploadDir(c.b.Config())}
+	if t != nil {
+		end.Links = t.view.Happened().Links()
+	}
+	c.turnEnded(end)
 	var started time.Time
 	if t != nil {
 		started = t.view.StartedAt
@@ -301,7 +305,7 @@ func (c *chat) onExit(e runner.ProcessExited) {
 		c.finishProgress(t, true)
 		// What the turn left (files in Claude's outbox) is handled all
 		// the same, or it would wait until some later turn.
-		c.turnEnded(TurnEnd{ReplyTo: t.replyTo, Workdir: t.workdir})
+		c.turnEnded(TurnEnd{ReplyTo: t.replyTo, Workdir: t.workdir, Links: t.view.Happened().Links()})
 	}
 	if !e.Requested {
 		c.resendQueued()

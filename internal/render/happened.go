@@ -39,7 +39,11 @@ type Happened struct {
 	why        map[runner.ToolUseID]string // why refused tool calls were refused
 	running    []string                    // background tasks still running
 	wakeups    []string                    // wake-ups Claude scheduled in this turn
+	links      []runner.ResourceLink       // resources MCP tools returned by reference
 }
+
+// Links are the resources the turn's MCP tools returned by reference.
+func (h Happened) Links() []runner.ResourceLink { return h.links }
 
 // Happened returns what the turn went through, for [FinalMeta]. It copies
 // what it needs, so the Turn may be reused afterwards.
@@ -54,6 +58,7 @@ func (t *Turn) Happened() Happened {
 		limits:  append([]runner.LimitWindow(nil), t.limits...),
 		notices: append([]runner.Notice(nil), t.notices...),
 		model:   t.Model,
+		links:   append([]runner.ResourceLink(nil), t.links...),
 	}
 	if t.compaction != compactionRunning {
 		h.compaction = t.compactionText()
@@ -107,6 +112,7 @@ func happenedLines(tc runner.TurnCompleted, h Happened, compactInBody bool) []st
 		}
 		out = append(out, s)
 	}
+	out = append(out, linkLines(h.links)...) // links.go
 	for i, w := range h.wakeups {
 		if i == maxHappenedWakeups {
 			out = append(out, "⏰ +"+plural(len(h.wakeups)-i, "more wake-up", "more wake-ups"))

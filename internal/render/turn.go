@@ -209,6 +209,8 @@ type Turn struct {
 
 	limits []runner.LimitWindow // subscription windows warning or rejecting now
 
+	links []runner.ResourceLink // resources MCP tools returned by reference (links.go)
+
 	compaction  compaction
 	compactPre  int64
 	compactPost int64
@@ -492,6 +494,7 @@ func (t *Turn) toolFinished(e runner.ToolFinished) {
 	if r != nil && r.Status != ToolRunning {
 		return // a duplicate result; counted already
 	}
+	t.addLinks(e.Links)
 	if e.OK {
 		t.Succeeded++
 	} else {

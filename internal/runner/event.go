@@ -140,6 +140,18 @@ type ToolFinished struct {
 	// ScheduleText is CronCreate's own reading of its schedule
 	// ("Every 5 minutes"), from its result.
 	ScheduleText string `json:",omitzero"`
+	// Links are the resources an MCP tool returned by reference
+	// (tool_use_result.resourceLinks, CLI 2.1.257 and later).
+	Links []ResourceLink `json:",omitempty"`
+}
+
+// ResourceLink is one resource_link an MCP tool returned: a name and a URI
+// (a file:// URI for a file on the CLI's machine).
+type ResourceLink struct {
+	Name     string `json:"name"`
+	URI      string `json:"uri"`
+	MimeType string `json:"mimeType,omitempty"`
+	Title    string `json:"title,omitempty"`
 }
 
 // PermissionDecision is how the permission check of one tool call ended.

@@ -276,6 +276,7 @@ func (t *Translator) user(f *UserFrame, out []Event) []Event {
 			// CLI writes one frame per tool_result.
 			ev.FiresAt, ev.ScheduleText = scheduleResult(f.ToolUseResult)
 		}
+		ev.Links = resourceLinks(f.ToolUseResult) // links.go
 		out = append(out, ev)
 	}
 	return out
