@@ -17,6 +17,7 @@ func (c *chat) closeSession() {
 		return
 	}
 	sess := c.sess
+	tasks, wake := sess.Background() // before the close ends them (background_work.go)
 	closed := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*c.b.Config().Claude.StopTimeout.Std())
@@ -41,6 +42,7 @@ func (c *chat) closeSession() {
 				}
 			}
 			c.b.closeBook(sess)
+			c.tellStoppedWork(tasks, wake)
 			if c.book != nil { // its exit can come after the stream ended
 				if rec, ok := c.book.died(c.b); ok {
 					c.recordTurn(rec)

@@ -66,6 +66,7 @@ func (c *chat) status() string {
 	}
 	if c.sess != nil {
 		info.ProcessState = string(c.sess.State())
+		info.BackgroundTasks, info.WakeAt = c.sess.Background() // never idle-closed meanwhile (runner/background.go)
 	}
 	if turns, err := c.b.store.RecentTurns(c.ctx(), c.key, 1); err == nil && len(turns) > 0 {
 		info.ContextPercent = turns[0].ContextPct

@@ -103,3 +103,22 @@ func (b *Bridge) StalledFor(key state.ChatKey, now time.Time) time.Duration {
 // ChatsHealthy is Healthy's chat half: the update loop's half needs a live
 // poll, so a test that moves the clock minutes ahead checks this one.
 func (b *Bridge) ChatsHealthy(now time.Time) error { return b.chatsHealthy(now) }
+
+// ChatState is the state of a chat's CLI session, "" if it has none.
+func (b *Bridge) ChatState(key state.ChatKey) string {
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	if c == nil {
+		return ""
+	}
+	st := make(chan string, 1)
+	c.post(item{fn: func() {
+		if c.sess == nil {
+			st <- ""
+			return
+		}
+		st <- string(c.sess.State())
+	}})
+	return <-st
+}

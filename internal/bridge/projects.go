@@ -174,7 +174,11 @@ func (c *chat) detachSession(why string, kill bool) {
 	if c.turn != nil && !c.turn.done {
 		c.finishProgress(c.turn, true)
 	}
-	go closeDetached(c.b, old, events, kill)
+	// What it runs in the background now stops with it: named once it is
+	// gone (its interrupt may already end the tasks, so they are counted
+	// here).
+	tasks, wake := old.Background()
+	go closeDetached(c.b, old, events, kill, func() { c.post(item{fn: func() { c.tellStoppedWork(tasks, wake) }}) })
 }
 
 // switchPlace moves the chat to pl, keeping the session it had there. A

@@ -154,7 +154,8 @@ func (b *Bridge) turnRecord(key state.ChatKey, project string, tc runner.TurnCom
 // the result the interrupt brings, or the estimate when the CLI dies
 // without one. Its events are read from the start, so the interrupt's
 // result is never stuck behind a full event stream.
-func closeDetached(b *Bridge, old *runner.Session, events <-chan runner.Event, kill bool) {
+// closed, if set, runs once the CLI is gone.
+func closeDetached(b *Bridge, old *runner.Session, events <-chan runner.Event, kill bool, closed func()) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.runCtx), time.Minute)
 	defer cancel()
 	book := b.book(old)
@@ -177,6 +178,9 @@ func closeDetached(b *Bridge, old *runner.Session, events <-chan runner.Event, k
 	case <-ctx.Done():
 	}
 	b.closeBook(old)
+	if closed != nil {
+		closed()
+	}
 	// The process is gone now. Its exit can come after Close ended the
 	// event stream, so a turn still open died without its result.
 	if book != nil {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,10 @@ type StatusInfo struct {
 	Workdir    string
 	LastActive time.Time
 	Now        time.Time
+	// BackgroundTasks and WakeAt are what the live CLI waits for between
+	// turns (it starts a turn by itself when they come).
+	BackgroundTasks int
+	WakeAt          time.Time
 }
 
 // PendingItem is one request waiting for the user, as /status lists it.
@@ -97,7 +102,14 @@ func RenderStatus(s StatusInfo) string {
 		cost = formatCost(s.CostUSD) + " over " + plural(s.Turns, "turn", "turns")
 	}
 	field("Cost", cost, false)
-	field("Process", s.ProcessState, false)
+	process := s.ProcessState
+	if s.BackgroundTasks > 0 {
+		process += fmt.Sprintf(" (%s running in the background)", plural(s.BackgroundTasks, "task", "tasks"))
+	}
+	if !s.WakeAt.IsZero() {
+		process += " (a wake-up " + FormatUntil(s.WakeAt, s.Now) + ")"
+	}
+	field("Process", process, false)
 	if n := max(s.PendingApprovals, len(s.Pending)); n > 0 {
 		field("Pending approvals", strconv.Itoa(n), false)
 	}

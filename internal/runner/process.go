@@ -160,6 +160,7 @@ func (s *Session) spawn(ctx context.Context) error {
 	s.proc = proc
 	s.resume = true // from now on this id exists (or will, once a turn ran)
 	s.cont = false  // and a --continue process has adopted its id at init
+	s.bg.reset()    // a new process has no background work of its own
 	s.setStateLocked(StateIdle)
 	s.recomputeStateLocked()
 	s.lastActive = time.Now()

@@ -24,6 +24,10 @@ const (
 	StateIdle     State = "idle"     // process alive, no turn running
 	StateBusy     State = "busy"     // a turn is running
 	StateApproval State = "waiting_approval"
+	// StateWaiting: no turn runs, but the CLI has background tasks running
+	// or a wake-up pending, and will start a turn by itself (background.go).
+	// It is never idle-closed nor evicted for another chat.
+	StateWaiting  State = "waiting_background"
 	StateStopping State = "stopping"
 )
 
@@ -113,7 +117,8 @@ type Session struct {
 	hostReqs   map[RequestID]chan ControlResponseBody
 	lastActive time.Time
 	idleTimer  *time.Timer
-	stateCh    chan struct{} // closed and replaced on every state change
+	bg         backgroundWork // background tasks and wake-ups (background.go)
+	stateCh    chan struct{}  // closed and replaced on every state change
 	tr         *Translator
 
 	reqSeq atomic.Uint64
@@ -273,6 +278,8 @@ func (s *Session) recomputeStateLocked() {
 		s.setStateLocked(StateApproval)
 	case s.turnOpen || len(s.inflight) > 0:
 		s.setStateLocked(StateBusy)
+	case s.bg.pending(time.Now()):
+		s.setStateLocked(StateWaiting)
 	default:
 		s.setStateLocked(StateIdle)
 	}

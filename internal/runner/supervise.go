@@ -137,6 +137,8 @@ func (s *Session) readLoop(proc *process) {
 				}
 			case Warning:
 				s.log.Warn().Err(e.Err).Int("bytes", len(e.Line)).Msg("non-JSON line on CLI stdout")
+			case BackgroundTasks, ToolFinished, TurnStarted:
+				s.observeBackground(ev) // background.go
 			}
 			s.deliver(proc, ev)
 		}
