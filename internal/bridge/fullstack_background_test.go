@@ -38,9 +38,12 @@ func TestBackgroundJobOutlivesIdleTimeout(t *testing.T) {
 	status := r.waitBot(chat, "/status", func(m telegramtest.Message) bool { return m.ReplyTo == st.ID })
 	assert.Contains(t, status.Text, "1 task running in the background")
 
-	r.waitBot(chat, "the turn the CLI starts when the job ends", func(m telegramtest.Message) bool {
+	own := r.waitBot(chat, "the turn the CLI starts when the job ends", func(m telegramtest.Message) bool {
 		return m.ID > first.ID && m.ID > status.ID && strings.Contains(m.Text, "⏱")
 	})
+	assert.True(t, strings.HasPrefix(own.Text, `🧵 Background command "slow job" completed (exit code 0)`),
+		"headed with why it came: %q", own.Text)
+	assert.NotContains(t, first.Text, "🧵 Background command", "a typed turn's answer is not headed")
 	assert.Equal(t, pid, r.b.ChatPID(key), "the same CLI answered")
 	assert.Empty(t, r.logLines("closing idle CLI process"), "never idle-closed while the job ran")
 }

@@ -13,6 +13,7 @@ func modules(b *Bridge) []Module {
 		filesModule{b},
 		phoneModule{b},
 		newMCPModule(b),
+		newBackgroundModule(),
 	}
 }
 

@@ -138,6 +138,7 @@ type Registry struct {
 	onSend    []func(c *chat, o *outgoing) bool
 	intercept []func(c *chat, tc runner.TurnCompleted, replyTo int) bool
 	notes     []func(c *chat, tc runner.TurnCompleted) []string
+	headings  []func(c *chat, tc runner.TurnCompleted) string
 	onTurnEnd []func(c *chat, e TurnEnd)
 	onRequest []func(c *chat, req *runner.ApprovalRequested)
 	onApprove []func(c *chat, a *approval, b *render.ApprovalButtons)
@@ -225,6 +226,12 @@ func (r *Registry) InterceptAnswer(h func(c *chat, tc runner.TurnCompleted, repl
 // the turn's own notes.
 func (r *Registry) AnswerNotes(h func(c *chat, tc runner.TurnCompleted) []string) {
 	r.notes = append(r.notes, h)
+}
+
+// AnswerHeading adds a hook that may head a turn's answer (the first
+// non-empty heading wins): why a turn nobody typed came.
+func (r *Registry) AnswerHeading(h func(c *chat, tc runner.TurnCompleted) string) {
+	r.headings = append(r.headings, h)
 }
 
 // OnTurnEnd adds a hook run after a turn ended, answered or not.

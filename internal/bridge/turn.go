@@ -241,6 +241,11 @@ func (c *chat) onTurnCompleted(tc runner.TurnCompleted) {
 			meta.StoppedForRestart = t.view.StoppedForRestart
 		}
 		meta.Project, meta.ResumeLine = c.ranLabel(c.b.Config()), c.resumeLine(string(tc.SessionID)) // projects.go, sessions.go
+		for _, h := range c.b.reg.headings {
+			if meta.Heading = h(c, tc); meta.Heading != "" {
+				break
+			}
+		}
 		chunks := render.RenderFinal(tc, meta)
 		for i, chunk := range chunks {
 			opts := outbox.SendOptions{Tag: tagFinal}

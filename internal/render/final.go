@@ -29,6 +29,9 @@ type FinalMeta struct {
 	ResumeLine string
 	// StoppedForRestart: a restart interrupted the turn, not the user.
 	StoppedForRestart bool
+	// Heading, plain text, goes above the answer of a turn nobody typed
+	// (the CLI's own, after a background job ended), saying why it came.
+	Heading string
 }
 
 // Layout limits of final messages, in UTF-16 units.
@@ -75,6 +78,9 @@ func RenderFinal(tc runner.TurnCompleted, meta FinalMeta) []string {
 		if strings.TrimSpace(HTMLToPlain(body)) == "" {
 			body = "<i>(no text answer)</i>"
 		}
+	}
+	if h := strings.TrimSpace(meta.Heading); h != "" {
+		body = "<i>" + EscapeHTML(Truncate(oneLine(h), noteMax)) + "</i>\n\n" + body
 	}
 
 	var tail htmlText
