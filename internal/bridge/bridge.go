@@ -424,8 +424,9 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 	if payload == nil { // a message not polled through the guard
 		payload, err = json.Marshal(models.Update{ID: updateID, Message: m})
 	}
+	onDisk := false
 	if err == nil {
-		err = b.store.DeferUpdate(ctx, state.DeferredUpdate{UpdateID: updateID, Payload: payload})
+		onDisk, err = b.store.DeferUpdateOnDisk(ctx, state.DeferredUpdate{UpdateID: updateID, Payload: payload})
 	}
 	if err != nil {
 		b.log.Error().Err(err).Int64("update_id", updateID).Msg("keep a message until it is handled")
@@ -433,7 +434,7 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 	if b.draining.Load() {
 		if cmd, ok := ingress.ParseCommand(m.Text, m.Entities, b.botUsername); !ok || !b.reg.whileDraining(cmd.Name) {
 			text := "⏸ untether is restarting. I will handle this message when I am back, in a moment."
-			if err != nil {
+			if err != nil || !onDisk { // promised only once it is on disk: the restart loses what is in memory
 				text = "⏸ untether is restarting and could not keep this message. Please send it again in a minute."
 			}
 			b.out.Send(ctx, outKey(key), outbox.High, outbox.Content{Text: text}, outbox.SendOptions{ReplyTo: outbox.MessageID(m.ID)})

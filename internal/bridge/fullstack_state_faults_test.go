@@ -203,3 +203,29 @@ func requireNothingLeftOver(t *testing.T, r *rig) {
 	require.NoError(t, err)
 	assert.Empty(t, deferred, "no handled message is left to handle again")
 }
+
+// A message written during a drain while the disk refuses writes is not
+// promised for later (issue 24 §2): kept only in memory, the restart
+// would lose it, so the user is asked to send it again.
+func TestDrainOnAFullDiskPromisesNothing(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	var full atomic.Bool
+	r := newRig(t, withClaude())
+	waitReady(r)
+	in := r.say(chat, alice, "STEADY please")
+	r.streaming(chat, in.ID, "steady")
+	r.store.InjectWriteFault(diskFull(&full))
+	full.Store(true)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		r.drain(wait)
+	}()
+	late := r.say(chat, alice, "written during the drain")
+	reply := r.waitBot(chat, "the drain's answer", func(m telegramtest.Message) bool {
+		return m.ReplyTo == late.ID && strings.Contains(m.Text, "restarting")
+	})
+	assert.Contains(t, reply.Text, "could not keep this message")
+	assert.NotContains(t, reply.Text, "I will handle this message")
+	<-drained
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -255,6 +256,23 @@ func deferSlot(id int64) string { return "defer:" + strconv.FormatInt(id, 10) }
 func (w *Writes) DeferUpdate(ctx context.Context, u state.DeferredUpdate) error {
 	return w.write(ctx, writeOp{kind: kindUpdates, slot: deferSlot(u.UpdateID), replaces: true},
 		func(ctx context.Context) error { return w.Store.DeferUpdate(ctx, u) })
+}
+
+// DeferUpdateOnDisk is DeferUpdate that also reports whether the update is
+// on disk now. When the store refuses it, it is kept in memory like any
+// refused write (written once the disk takes it), and onDisk is false:
+// lost if the daemon stops first, so nothing may be promised on it.
+func (w *Writes) DeferUpdateOnDisk(ctx context.Context, u state.DeferredUpdate) (onDisk bool, err error) {
+	var written atomic.Bool // a retry of the kept write may set it later, off this goroutine
+	err = w.write(ctx, writeOp{kind: kindUpdates, slot: deferSlot(u.UpdateID), replaces: true},
+		func(ctx context.Context) error {
+			err := w.Store.DeferUpdate(ctx, u)
+			if err == nil {
+				written.Store(true)
+			}
+			return err
+		})
+	return written.Load(), err
 }
 
 func (w *Writes) ForgetDeferredUpdate(ctx context.Context, id int64) error {
