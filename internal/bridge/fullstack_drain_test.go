@@ -61,17 +61,7 @@ func TestDrainStopsApprovalWaitThenContinue(t *testing.T) {
 	r.saysTheRestartStoppedIt(chat)
 
 	r.start()
-	r.tg.UserPresses(chat, ap.ID, buttonData(stopped, "Continue"))
-	again := r.waitBot(chat, "the same approval asked again", func(m telegramtest.Message) bool {
-		return m.ID != ap.ID && strings.Contains(m.Text, "echo hi > out.txt") && buttonData(m, "Approve") != ""
-	})
-	r.tg.UserPresses(chat, again.ID, buttonData(again, "Approve"))
-	r.waitBot(chat, "answer after continuing", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "⏱")
-	})
-	got, err := readFile(r.claude.Workdir + "/out.txt")
-	require.NoError(t, err, "approving after Continue runs the command")
-	assert.Equal(t, "hi\n", got)
+	r.continueThenApprove(chat, ap, stopped)
 
 	calls := r.claude.API.ModelCalls()
 	last := calls[len(calls)-1]
@@ -97,17 +87,7 @@ func TestCrashMidApprovalThenContinue(t *testing.T) {
 	assert.Empty(t, buttonData(stopped, "Approve"), "its request died with the CLI")
 	assert.NoFileExists(t, r.claude.Workdir+"/out.txt")
 
-	r.tg.UserPresses(chat, ap.ID, buttonData(stopped, "Continue"))
-	again := r.waitBot(chat, "the same approval asked again", func(m telegramtest.Message) bool {
-		return m.ID != ap.ID && strings.Contains(m.Text, "echo hi > out.txt") && buttonData(m, "Approve") != ""
-	})
-	r.tg.UserPresses(chat, again.ID, buttonData(again, "Approve"))
-	r.waitBot(chat, "answer after continuing", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "⏱")
-	})
-	got, err := readFile(r.claude.Workdir + "/out.txt")
-	require.NoError(t, err, "approving after Continue runs the command")
-	assert.Equal(t, "hi\n", got)
+	r.continueThenApprove(chat, ap, stopped)
 	m, _ := r.tg.Snapshot().Message(chat, ap.ID)
 	assert.Empty(t, m.Keyboard, "Continue works once")
 }
@@ -187,4 +167,22 @@ func (r *rig) saysTheRestartStoppedIt(chat telegramtest.ChatID) {
 			assert.NotContains(r.t, m.Text, lie, "the user did not stop it: %q", m.Text)
 		}
 	}
+}
+
+// continueThenApprove presses ▶️ Continue on the stopped approval ap, waits
+// for BASHRUN's Bash call to be asked for again, approves it, and checks
+// that the command ran.
+func (r *rig) continueThenApprove(chat telegramtest.ChatID, ap, stopped telegramtest.Message) {
+	r.t.Helper()
+	r.tg.UserPresses(chat, ap.ID, buttonData(stopped, "Continue"))
+	again := r.waitBot(chat, "the same approval asked again", func(m telegramtest.Message) bool {
+		return m.ID != ap.ID && strings.Contains(m.Text, "echo hi > out.txt") && buttonData(m, "Approve") != ""
+	})
+	r.tg.UserPresses(chat, again.ID, buttonData(again, "Approve"))
+	r.waitBot(chat, "answer after continuing", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, "The command ran.") && strings.Contains(m.Text, "⏱")
+	})
+	got, err := readFile(r.claude.Workdir + "/out.txt")
+	require.NoError(r.t, err, "approving after Continue runs the command")
+	assert.Equal(r.t, "hi\n", got)
 }

@@ -212,15 +212,9 @@ func TestDrainOnAFullDiskPromisesNothing(t *testing.T) {
 	var full atomic.Bool
 	r := newRig(t, withClaude())
 	waitReady(r)
-	in := r.say(chat, alice, "STEADY please")
-	r.streaming(chat, in.ID, "steady")
 	r.store.InjectWriteFault(diskFull(&full))
 	full.Store(true)
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		r.drain(wait)
-	}()
+	_, drained := r.drainMidTurn(chat)
 	late := r.say(chat, alice, "written during the drain")
 	reply := r.waitBot(chat, "the drain's answer", func(m telegramtest.Message) bool {
 		return m.ReplyTo == late.ID && strings.Contains(m.Text, "restarting")

@@ -477,13 +477,7 @@ func TestErrorResultIsExplained(t *testing.T) {
 func TestDrainLetsTheTurnFinish(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
-	in := r.say(chat, alice, "STEADY please")
-	r.streaming(chat, in.ID, "steady")
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		r.drain(wait)
-	}()
+	in, drained := r.drainMidTurn(chat)
 	// Written during the drain: told to wait, handled after the restart.
 	late := r.say(chat, alice, "written during the drain")
 	r.waitBot(chat, "drain notice", func(m telegramtest.Message) bool {
@@ -573,13 +567,7 @@ func TestCrashBeforeAMessageIsHandledLosesNothing(t *testing.T) {
 func TestKeptReplyToPaidMediaIsHandledAfterRestart(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	r := newRig(t)
-	in := r.say(chat, alice, "STEADY please")
-	r.streaming(chat, in.ID, "steady")
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		r.drain(wait)
-	}()
+	_, drained := r.drainMidTurn(chat)
 	post := fmt.Sprintf(`{"message_id":77,"date":1,"chat":{"id":%d,"type":"private"},"paid_media":{"star_count":5,"paid_media":[`+
 		`{"type":"preview","width":640,"height":480,"duration":3},`+
 		`{"type":"photo","photo":[{"file_id":"p1","file_unique_id":"pu1","width":320,"height":240}]},`+
@@ -615,4 +603,18 @@ func TestKeptReplyToPaidMediaIsHandledAfterRestart(t *testing.T) {
 	r.start()
 	r.finalAnswer(chat, late.ID, "what is in the paid post")
 	assert.Empty(t, r.logLines("drop an unreadable kept message"))
+}
+
+// drainMidTurn starts a STEADY turn and, once it streams, a drain on a
+// goroutine; drained closes when the drain has ended.
+func (r *rig) drainMidTurn(chat telegramtest.ChatID) (in telegramtest.Message, drained <-chan struct{}) {
+	r.t.Helper()
+	in = r.say(chat, alice, "STEADY please")
+	r.streaming(chat, in.ID, "steady")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.drain(wait)
+	}()
+	return in, done
 }
