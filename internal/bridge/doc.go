@@ -24,8 +24,15 @@
 // stops shows as stopped for a restart, not as cancelled by the user. Service
 // messages (a pin, a member joining, a topic opened) get no reply and never
 // reach Claude (ingress.ServiceOf); a kept message is the update as Telegram
-// sent it. MCP servers that failed to start are named once per session
-// (mcp_notice.go).
+// sent it, promised for after a restart only once it is on disk (route.go).
+// A crash's waiting approvals get ▶️ Continue at the next start
+// (reconcile.go). MCP servers that failed to start are named once per
+// session (mcp_notice.go). A CLI with background work is never idle-closed
+// (runner's StateWaiting); the turn it starts by itself is headed with the
+// jobs that ended (background_heading.go), and a close that stops such work
+// says so (background_work.go). Resource links an MCP tool returns are
+// listed under the answer, and linked project files sent as /get would
+// (links.go).
 //
 // In a private chat the answer streams as a Telegram draft while Claude
 // writes it, and the progress message keeps the tool rows; in groups and
