@@ -1,0 +1,352 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/rs/zerolog"
+
+	"github.com/untether/untether/internal/runner"
+)
+
+// Albums and forwards arrive as several messages that mean one thing. The
+// parts of an album share a media_group_id and come without an end marker;
+// forwarded messages come one by one, often followed by the user's comment.
+// The chat collects them until none came for [telegram] album_wait (or
+// forward_wait), then sends them to Claude as one prompt with all their
+// pictures and files. A comment right after forwards ends the collection at
+// once. Anything else that arrives meanwhile first sends what was collected,
+// so the order of prompts is kept.
+//
+// Each part's update stays unconfirmed until the prompt is handed on, so a
+// crash while collecting replays every part.
+
+type batchKind uint8
+
+const (
+	batchAlbum batchKind = iota + 1
+	batchForward
+)
+
+// batch is an album or forwards being collected.
+type batch struct {
+	kind    batchKind
+	group   string // the album's media_group_id
+	parts   []*models.Message
+	comment *models.Message // the text sent right after forwards
+	updates []int64
+	timer   *time.Timer
+}
+
+// maxBatchParts bounds a collection: Telegram albums have at most 10 parts,
+// and a longer run of forwards goes out in several prompts.
+const maxBatchParts = 20
+
+// batchKindOf says whether m is part of an album or a forward that can be
+// collected: text, a photo or a document.
+func batchKindOf(m *models.Message) (batchKind, string) {
+	_, isFile := attachmentOf(m)
+	switch {
+	case m.MediaGroupID != "" && isFile:
+		return batchAlbum, m.MediaGroupID
+	case m.ForwardOrigin != nil && (isFile || m.Text != ""):
+		return batchForward, ""
+	}
+	return 0, ""
+}
+
+// collect takes m into the batch being collected, starting one if m is an
+// album part or a forward, and reports whether it did. Another message
+// first sends what was collected.
+func (c *Chat) collect(m *models.Message) bool {
+	kind, group := batchKindOf(m)
+	b := c.phone.batch
+	if b != nil && kind == 0 && b.kind == batchForward && b.comment == nil && m.Text != "" && m.ForwardOrigin == nil {
+		b.comment = m
+		b.updates = append(b.updates, c.takeUpdate())
+		c.flushBatch()
+		return true
+	}
+	if b != nil && (kind != b.kind || group != b.group || len(b.parts) >= maxBatchParts) {
+		c.flushBatch()
+		b = nil
+	}
+	if kind == 0 {
+		return false
+	}
+	cfg := c.b.Config()
+	wait := cfg.Telegram.AlbumWait.Std()
+	if kind == batchForward {
+		wait = cfg.Telegram.ForwardWait.Std()
+	}
+	if b == nil {
+		b = &batch{kind: kind, group: group}
+		c.phone.batch = b
+	}
+	b.parts = append(b.parts, m)
+	b.updates = append(b.updates, c.takeUpdate())
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	// The wait restarts with every part: there is no end marker.
+	b.timer = time.AfterFunc(wait, func() {
+		c.post(item{fn: func() {
+			if c.phone.batch == b {
+				c.flushBatch()
+			}
+		}})
+	})
+	return true
+}
+
+// flushBatch sends what was collected to Claude as one message.
+func (c *Chat) flushBatch() {
+	b := c.phone.batch
+	if b == nil {
+		return
+	}
+	c.phone.batch = nil
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	slices.SortFunc(b.parts, func(x, y *models.Message) int { return x.ID - y.ID }) // updates may come out of order
+	replyTo := b.parts[0].ID
+	cfg := c.b.Config()
+	workdir := c.uploadDir(cfg) // projects.go: "" for a project on another host
+	var atts []*attachment
+	for _, p := range b.parts {
+		a, ok := attachmentOf(p)
+		if !ok {
+			atts = append(atts, nil)
+			continue
+		}
+		a.caption, a.workdir, a.limitMB = "", workdir, cfg.Files.MaxUploadMB
+		if a.size > cfg.Files.MaxUploadBytes() {
+			c.reply((&uploadError{tooBig(a.limitMB)}).userText(), p.ID)
+			c.finishBatchUpdates(b.updates)
+			return
+		}
+		atts = append(atts, &a)
+	}
+	// Every update but the last is confirmed now; the last one goes with
+	// the message, confirmed once it is handed on like any other.
+	c.finishBatchUpdates(b.updates[:len(b.updates)-1])
+	log := c.log
+	label := fmt.Sprintf("an album of %d", len(b.parts))
+	if b.kind == batchForward {
+		label = fmt.Sprintf("%d forwarded %s", len(b.parts), pluralWord(len(b.parts), "message", "messages"))
+	}
+	c.sendOutgoing(&outgoing{msgID: replyTo, updateID: b.updates[len(b.updates)-1], label: label, from: senderOf(b.parts[0]),
+		prepare: func(ctx context.Context) (runner.UserInput, error) {
+			in, err := c.b.batchInput(ctx, b, atts, log)
+			if err != nil {
+				log.Warn().Err(err).Msg("album or forwards")
+				return in, &uploadError{err}
+			}
+			return in, nil
+		}})
+}
+
+func (c *Chat) finishBatchUpdates(ids []int64) {
+	for _, id := range ids {
+		if id != 0 {
+			c.b.finishUpdate(id)
+		}
+	}
+}
+
+// batchInput builds the prompt of a batch, downloading its files; it runs
+// off the actor.
+func (b *Engine) batchInput(ctx context.Context, bt *batch, atts []*attachment, log zerolog.Logger) (runner.UserInput, error) {
+	var in runner.UserInput
+	var captions, notes, blocks []string
+	pictures, files := 0, 0
+	for i, p := range bt.parts {
+		text := firstNonEmptyString(p.Text, p.Caption)
+		note := ""
+		if a := atts[i]; a != nil {
+			part, err := b.attachmentInput(ctx, *a, log)
+			if err != nil {
+				return in, fmt.Errorf("part %d of %d: %w", i+1, len(bt.parts), err)
+			}
+			if len(part.Images) > 0 {
+				pictures += len(part.Images)
+				in.Images = append(in.Images, part.Images...)
+			} else {
+				files++
+				note = part.Text // where the file was saved
+			}
+		}
+		if bt.kind == batchAlbum {
+			if text != "" {
+				captions = append(captions, text)
+			}
+			if note != "" {
+				notes = append(notes, note)
+			}
+			continue
+		}
+		body := strings.TrimSpace(text + "\n" + note)
+		if body == "" {
+			body = "(a picture)"
+		}
+		blocks = append(blocks, "── Forwarded "+forwardSource(p.ForwardOrigin)+" ──\n"+body)
+	}
+	if bt.kind == batchAlbum {
+		parts := []string{fmt.Sprintf("(The user sent an album: %s.)", albumCounts(pictures, files))}
+		if len(captions) > 0 {
+			parts = append(parts, strings.Join(captions, "\n"))
+		}
+		if len(notes) > 0 {
+			parts = append(parts, strings.Join(notes, "\n"))
+		}
+		in.Text = strings.Join(parts, "\n\n")
+		return in, nil
+	}
+	n := len(bt.parts)
+	in.Text = fmt.Sprintf("(The user forwarded %d %s.)\n\n", n, pluralWord(n, "message", "messages")) + strings.Join(blocks, "\n\n")
+	if bt.comment != nil {
+		in.Text += "\n\n── The user's comment ──\n" + bt.comment.Text
+	}
+	return in, nil
+}
+
+func albumCounts(pictures, files int) string {
+	var parts []string
+	if pictures > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", pictures, pluralWord(pictures, "picture", "pictures")))
+	}
+	if files > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", files, pluralWord(files, "file", "files")))
+	}
+	return strings.Join(parts, " and ")
+}
+
+func firstNonEmptyString(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// forwardSource says who a forwarded message came from, as far as
+// Telegram tells: "from Bob (@bob), 6 May 2025 07:08 UTC".
+func forwardSource(o *models.MessageOrigin) string {
+	if o == nil {
+		return "from an unknown sender"
+	}
+	var who string
+	var date int
+	switch o.Type {
+	case models.MessageOriginTypeUser:
+		if u := o.MessageOriginUser; u != nil {
+			who, date = senderName(u.SenderUser), u.Date
+		}
+	case models.MessageOriginTypeHiddenUser:
+		if u := o.MessageOriginHiddenUser; u != nil {
+			who, date = u.SenderUserName, u.Date
+			if who != "" {
+				who += " (their account is hidden)"
+			}
+		}
+	case models.MessageOriginTypeChat:
+		if ch := o.MessageOriginChat; ch != nil {
+			who, date = chatName("the group", ch.SenderChat), ch.Date
+			if ch.AuthorSignature != nil && *ch.AuthorSignature != "" {
+				who += ", signed " + *ch.AuthorSignature
+			}
+		}
+	case models.MessageOriginTypeChannel:
+		if ch := o.MessageOriginChannel; ch != nil {
+			who, date = chatName("the channel", ch.Chat), ch.Date
+			if ch.AuthorSignature != nil && *ch.AuthorSignature != "" {
+				who += ", signed " + *ch.AuthorSignature
+			}
+		}
+	}
+	if who == "" {
+		who = "an unknown sender"
+	}
+	s := "from " + who
+	if date > 0 {
+		s += ", " + time.Unix(int64(date), 0).UTC().Format("2 Jan 2006 15:04 MST")
+	}
+	return s
+}
+
+func senderName(u models.User) string {
+	name := strings.TrimSpace(u.FirstName + " " + u.LastName)
+	if u.Username != "" {
+		if name == "" {
+			return "@" + u.Username
+		}
+		return name + " (@" + u.Username + ")"
+	}
+	if name == "" {
+		return fmt.Sprintf("user %d", u.ID)
+	}
+	return name
+}
+
+func chatName(what string, ch models.Chat) string {
+	name := what
+	if ch.Title != "" {
+		name += " " + ch.Title
+	}
+	if ch.Username != "" {
+		name += " (@" + ch.Username + ")"
+	}
+	return name
+}
+
+// albumMemory remembers the albums whose first part addressed the bot in a
+// group where only messages addressed to it count (group_trigger =
+// "mention"): the caption, and so the mention, is on the first part only,
+// and the other parts belong to it.
+type albumMemory struct {
+	mu   sync.Mutex
+	seen map[albumKey]time.Time
+}
+
+type albumKey struct {
+	chat  int64
+	group string
+}
+
+// albumMemoryFor is how long an album's parts keep coming.
+const albumMemoryFor = time.Minute
+
+// addressedOrAlbum reports whether a group message is addressed to the bot,
+// or is a later part of an album whose first part was.
+func (b *Engine) addressedOrAlbum(m *models.Message) bool {
+	addressed := addressedToUs(m, b.botUsername)
+	if m.MediaGroupID == "" {
+		return addressed
+	}
+	k := albumKey{m.Chat.ID, m.MediaGroupID}
+	mem := &b.albums
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	now := time.Now()
+	for key, at := range mem.seen {
+		if now.Sub(at) > albumMemoryFor {
+			delete(mem.seen, key)
+		}
+	}
+	if addressed {
+		if mem.seen == nil {
+			mem.seen = map[albumKey]time.Time{}
+		}
+		mem.seen[k] = now
+		return true
+	}
+	_, ok := mem.seen[k]
+	return ok
+}

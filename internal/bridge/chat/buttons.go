@@ -1,0 +1,281 @@
+package chat
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/untether/untether/internal/bridge/state"
+)
+
+// buttonKind is the action a callback button performs: the first byte of
+// its callback data. Each is registered once, by the engine or a module
+// (Registry.Button, Registry.StoredButton); these are the engine's.
+type buttonKind byte
+
+const (
+	btnApprove buttonKind = 'a'
+	btnDeny    buttonKind = 'd'
+	btnAlways  buttonKind = 'A'
+	btnOption  buttonKind = 'o'
+	btnToggle  buttonKind = 't' // ticks a multi-select option
+	btnDone    buttonKind = 'D' // finishes a multi-select question
+	btnCancel  buttonKind = 'c'
+	// btnContinue resumes a turn a restart stopped at an approval; its
+	// token is the approval's, valid across restarts (drain.go).
+	btnContinue buttonKind = 'r'
+	// btnKeepWaiting answers the stall question of a turn (stall.go); its
+	// token is the turn's cancel token.
+	btnKeepWaiting buttonKind = 'w'
+	btnPick        buttonKind = 'p' // a choice menu's button (menus.go)
+)
+
+// turnOver answers a press on a turn's button after the turn ended.
+const turnOver = "This turn is already over."
+
+// registerEngineButtons registers the buttons of approvals, questions,
+// turns, menus and ▶️ Continue.
+func (b *Engine) registerEngineButtons(r *Registry) {
+	approve := func(c *Chat, p Press) {
+		if a, ok := c.approvals[p.Token]; ok {
+			c.decide(a, p)
+		}
+	}
+	question := func(c *Chat, p Press) {
+		if a, ok := c.approvals[p.Token]; ok {
+			c.onQuestionPress(a, p)
+		}
+	}
+	r.Button(btnApprove, Button{Ack: "Approved", Press: approve})
+	r.Button(btnDeny, Button{Ack: "Denied", Press: approve})
+	r.Button(btnAlways, Button{Ack: "Always allowed", Press: approve})
+	r.Button(btnOption, Button{Ack: "Answered", Arg: true, Press: question})
+	r.Button(btnToggle, Button{Arg: true, Press: question}) // the message itself shows the tick
+	r.Button(btnDone, Button{Ack: "Answered", Arg: true, Press: question})
+	r.Button(btnCancel, Button{Ack: "Cancelling…", Stale: turnOver, Press: func(c *Chat, p Press) {
+		if c.turn != nil && c.turn.cancelToken == p.Token && !c.turn.done {
+			c.cancelTurn()
+		}
+	}})
+	r.Button(btnKeepWaiting, Button{Ack: "Waiting on", Stale: turnOver, Press: func(c *Chat, p Press) { c.keepWaiting(p) }})
+	r.Button(btnPick, Button{Arg: true, Press: func(c *Chat, p Press) { c.onPick(p) }})
+	r.StoredButton(btnContinue, StoredButton{NoAck: true, WaitFirst: true,
+		Wait: "untether is restarting; press ▶️ Continue again once it is back.", Resolve: b.resolveContinue}) // drain.go
+}
+
+// buttonRef is what a callback token stands for.
+type buttonRef struct {
+	key state.ChatKey
+}
+
+// pressRoute is where a press goes: the chat (or forum topic) its button
+// belongs to, and what the press does there. deliver reports whether the
+// update was handed to the chat (which then finishes it).
+type pressRoute struct {
+	key     state.ChatKey
+	deliver func(updateID int64) bool
+}
+
+// expiredText answers a press whose button nothing serves; a press from
+// a chat the button does not belong to gets it too, so it learns nothing.
+const expiredText = "This button has expired."
+
+// routeCallback checks the press, then hands its work to the chat. Every
+// kind of button goes through the same checks, in this order: the user
+// and the chat are allowed, the token names something, and the chat (and
+// forum topic) the press came from is the one it belongs to. Telegram
+// takes the callback data from the client, which can send any, so a token
+// copied from another chat must not act there.
+func (b *Engine) routeCallback(ctx context.Context, updateID int64, cq *models.CallbackQuery) bool {
+	if !b.allowedUser(cq.From.ID) || !b.allowedChat(callbackChat(cq)) {
+		return b.refuseStrangerPress(updateID, cq)
+	}
+	kind, token, arg, ok := b.reg.parseCallback(cq.Data)
+	if !ok {
+		b.answerCallback(cq.ID, "This button is not recognised.", true)
+		return false
+	}
+	rt, refusal := b.resolvePress(ctx, kind, token, arg, cq)
+	if refusal != "" {
+		b.answerCallback(cq.ID, refusal, true)
+		return false
+	}
+	if from, ok := pressKey(cq); !ok || from != rt.key {
+		b.ignored.log(b, "foreign-press", callbackChat(cq), cq.From.ID,
+			"refusing a button press from a chat or topic the button does not belong to (a copied or forged callback)")
+		b.answerCallback(cq.ID, expiredText, true)
+		return false
+	}
+	return rt.deliver(updateID)
+}
+
+// resolvePress finds what a press's token stands for, or says why the
+// button no longer works. Buttons whose tokens the engine's table knows go
+// to the chat that registered them; the others are looked up by the
+// feature that made them (Registry.StoredButton).
+func (b *Engine) resolvePress(ctx context.Context, kind buttonKind, token string, arg int, cq *models.CallbackQuery) (pressRoute, string) {
+	if sb, ok := b.reg.stored[kind]; ok {
+		if sb.WaitFirst && b.draining.Load() {
+			return pressRoute{}, sb.Wait
+		}
+		key, run, refusal := sb.Resolve(ctx, cq, token)
+		if refusal != "" {
+			return pressRoute{}, refusal
+		}
+		return pressRoute{key: key, deliver: func(updateID int64) bool {
+			c := b.chat(key, key.Chat < 0)
+			if c == nil {
+				b.answerCallback(cq.ID, sb.Wait, true)
+				return false
+			}
+			if !sb.NoAck {
+				b.answerCallback(cq.ID, sb.Ack, false)
+			}
+			c.post(item{updateID: updateID, fn: func() { run(c) }})
+			return true
+		}}, ""
+	}
+	btn := b.reg.buttons[kind]
+	b.mu.Lock()
+	ref, known := b.buttons[token]
+	c := b.chats[ref.key]
+	b.mu.Unlock()
+	if !known || c == nil {
+		return pressRoute{}, b.staleButtonText(ctx, btn, token, cq)
+	}
+	return pressRoute{key: ref.key, deliver: func(updateID int64) bool {
+		b.answerCallback(cq.ID, btn.Ack, false)
+		c.post(item{updateID: updateID, press: &Press{Kind: kind, Token: token, Arg: arg, From: cq.From, Message: pressedMessage(cq)}})
+		return true
+	}}, ""
+}
+
+// pressKey is the chat (and forum topic) a press came from: that of the
+// message carrying the button. A message Telegram no longer shows the bot
+// does not say its topic, so a press on one is not trusted.
+func pressKey(cq *models.CallbackQuery) (state.ChatKey, bool) {
+	if m := cq.Message.Message; m != nil && m.Chat.ID != 0 {
+		return chatKeyOf(m), true
+	}
+	return state.ChatKey{}, false
+}
+
+// refuseStrangerPress drops a press from a user (or in a chat) the bot
+// does not serve, like their messages: no database write, the log
+// rate-limited per chat, and the "not allowed" answer at most once a
+// minute per user, so a stream of presses costs neither log lines nor
+// Bot API calls.
+func (b *Engine) refuseStrangerPress(updateID int64, cq *models.CallbackQuery) bool {
+	chat := callbackChat(cq)
+	if !b.allowedUser(cq.From.ID) {
+		b.ignored.log(b, "stranger-press", chat, cq.From.ID, "ignoring a button press from a user not allowed")
+	} else {
+		b.ignored.log(b, "group-press", chat, cq.From.ID, "ignoring a button press in a group not listed in telegram.allowed_chat_ids")
+	}
+	if b.ignored.due("stranger-press-answer", cq.From.ID) {
+		b.answerCallback(cq.ID, "You are not allowed to use this bot.", true)
+	}
+	return b.dropQuietly(updateID)
+}
+
+// staleButtonText answers a press whose token the engine no longer knows:
+// the button's own text, that an approval was decided, or that it expired.
+func (b *Engine) staleButtonText(ctx context.Context, btn Button, token string, cq *models.CallbackQuery) string {
+	if btn.Stale != "" {
+		return btn.Stale
+	}
+	if a, err := b.store.GetApproval(ctx, token); err == nil && a.Decision != state.DecisionPending {
+		if a.Decision == state.DecisionInterrupted && a.Note != "continued" {
+			return "A restart stopped this request before anyone decided. Press ▶️ Continue on its message to let Claude ask again."
+		}
+		return "This request is no longer waiting (" + string(a.Decision) + ")."
+	}
+	if fromBeforeStart(cq, b.born) {
+		// Menus (/mode, /model, /project, /branch, /sessions) live in
+		// memory: say why the press does nothing, and what to do.
+		return restartedText
+	}
+	return expiredText
+}
+
+// restartedText answers a press on buttons shown before untether restarted.
+const restartedText = "untether restarted since these buttons were shown, so they no longer work. Send the command again for new ones."
+
+// fromBeforeStart reports whether the pressed message was sent before born
+// (Telegram dates messages in whole seconds).
+func fromBeforeStart(cq *models.CallbackQuery, born time.Time) bool {
+	if cq == nil || cq.Message.Message == nil || cq.Message.Message.Date == 0 {
+		return false
+	}
+	return int64(cq.Message.Message.Date) < born.Unix()
+}
+
+// answerCallback answers a callback query off the update worker. A late
+// answer ("query is too old") is harmless and only logged.
+func (b *Engine) answerCallback(id, text string, alert bool) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(b.runCtx), 10*time.Second)
+		defer cancel()
+		if _, err := b.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text, ShowAlert: alert}); err != nil {
+			b.log.Warn().Err(redactErr(err, b.Config())).Msg("answer callback query")
+		}
+	}()
+}
+
+// newToken returns a short random callback token: 8 bytes, 11 characters,
+// so "x:<token>:<n>" stays far below Telegram's 64-byte limit and presses
+// cannot be forged by guessing.
+func newToken() string {
+	var buf [8]byte
+	_, _ = rand.Read(buf[:])
+	return base64.RawURLEncoding.EncodeToString(buf[:])
+}
+
+func (b *Engine) registerButton(token string, key state.ChatKey) {
+	b.mu.Lock()
+	b.buttons[token] = buttonRef{key: key}
+	b.mu.Unlock()
+}
+
+func (b *Engine) forgetButton(token string) {
+	b.mu.Lock()
+	delete(b.buttons, token)
+	b.mu.Unlock()
+}
+
+// callbackData is a button's callback data: "k:token".
+func callbackData(kind buttonKind, token string) string { return string(kind) + ":" + token }
+
+// callbackArg is the callback data of a button that carries a number
+// (Button.Arg): "k:token:n".
+func callbackArg(kind buttonKind, token string, n int) string {
+	return string(kind) + ":" + token + ":" + strconv.Itoa(n)
+}
+
+// parseCallback reads callback data of a registered kind of button.
+func (r *Registry) parseCallback(data string) (buttonKind, string, int, bool) {
+	parts := strings.Split(data, ":")
+	if len(parts) < 2 || len(parts[0]) != 1 || parts[1] == "" {
+		return 0, "", 0, false
+	}
+	kind := buttonKind(parts[0][0])
+	_, token := r.buttons[kind]
+	_, stored := r.stored[kind]
+	if !token && !stored {
+		return 0, "", 0, false
+	}
+	if !r.withArg(kind) {
+		return kind, parts[1], 0, len(parts) == 2
+	}
+	if len(parts) != 3 {
+		return 0, "", 0, false
+	}
+	n, err := strconv.Atoi(parts[2])
+	return kind, parts[1], n, err == nil && n >= 0
+}

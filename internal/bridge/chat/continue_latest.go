@@ -1,0 +1,96 @@
+package chat
+
+import (
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/transcript"
+)
+
+// /continue takes the most recent conversation in the project's directory,
+// but only one the chat may see: a session untether ran is the chat's (or
+// topic's) that ran it, and never goes to another chat; one started
+// outside untether (a terminal) may go to a private chat, never to a group
+// or forum topic, where everyone in it would read it. untether finds that
+// conversation itself, in the CLI's transcripts (internal/transcript),
+// checks whose it is, and resumes it by id, so the CLI cannot pick another
+// one between the check and the start. A project on another host has its transcripts there:
+// untether cannot look, so /continue there is refused in groups and left
+// to the CLI's own --continue in a private chat.
+
+// cliHome is the HOME the CLI of project p runs with, where its
+// transcripts are (transcript.Dir): the project's home, else its env's,
+// else the daemon's.
+func (b *Engine) cliHome(p config.ProjectSettings) string {
+	if p.Home != "" {
+		return p.Home
+	}
+	if h := p.Env["HOME"]; h != "" {
+		return h
+	}
+	for _, kv := range b.opts.InheritEnv {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			return v
+		}
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// latestSession is the id of the most recent conversation the CLI keeps
+// for dir ("" when there is none): the transcript written last.
+func latestSession(home, dir string) (string, error) {
+	list, err := transcript.List(home, dir, 1)
+	if err != nil || len(list) == 0 {
+		return "", err
+	}
+	return string(list[0].ID), nil
+}
+
+// continueRefusal says why the chat may not continue session id ("" when
+// it may), given whose it is.
+func (c *Chat) continueRefusal(id string) string {
+	se, err := c.b.store.GetSession(c.ctx(), id)
+	switch {
+	case err == nil && se.Key != c.key:
+		return "🔒 The most recent Claude session there is another chat's, and /continue takes only this " + c.chatWord() +
+			"'s own sessions" + c.orTerminal() + ". /sessions lists this " + c.chatWord() + "'s."
+	case err == nil:
+		return ""
+	case !errors.Is(err, state.ErrNotFound):
+		c.log.Error().Err(err).Msg("read whose the latest session is")
+		return "⚠️ Could not tell whose the most recent Claude session there is, so it is not continued."
+	case c.group:
+		return "🔒 The most recent Claude session there was started outside untether (at a terminal, say). Everyone in this " +
+			c.chatWord() + " would read it, so /continue here takes only this " + c.chatWord() +
+			"'s own sessions; continue it in a private chat with me instead. /sessions lists this " + c.chatWord() + "'s."
+	}
+	return ""
+}
+
+// orTerminal completes continueRefusal's rule for a private chat.
+func (c *Chat) orTerminal() string {
+	if c.group {
+		return ""
+	}
+	return " or one started outside untether"
+}
+
+// continueText says which session the next message continues, and
+// whether untether ran it (else it was started outside untether).
+func (c *Chat) continueText(id, where, pl string) (string, bool) {
+	what := "started outside untether (at a terminal, say)"
+	se, err := c.b.store.GetSession(c.ctx(), id)
+	if err == nil {
+		what = "this " + c.chatWord() + "'s own"
+		if p := strings.Join(strings.Fields(se.FirstPrompt), " "); p != "" {
+			what += ", “" + render.Truncate(p, sessionPromptMax) + "”"
+		}
+	}
+	return "↪️ Your next message continues the most recent Claude session in <code>" + render.EscapeHTML(where) +
+		"</code> (" + render.EscapeHTML(what) + "), in project <b>" + render.EscapeHTML(pl) + "</b>.", err == nil
+}

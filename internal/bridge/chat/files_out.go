@@ -1,0 +1,246 @@
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/safefs"
+)
+
+// Files back to the user. Claude is told once, with --append-system-prompt,
+// that files it writes to its chat's directory under .untether/outbox/ in
+// its working directory reach the chat when its turn ends (one directory
+// per chat and topic: chats share the project, and a file meant for a
+// private chat must never land in a group). After each turn the bridge
+// sends what is there (pictures as photos, the rest as documents, several
+// at once as albums, at most [files] max_files_per_turn) through the
+// outbox, so pacing, 429s and the journal apply, and moves each file to
+// .untether/sent/, where it is pruned after [files] outbox_keep. The send
+// is journaled before the move and names both places, so a crash in
+// between neither loses the file nor sends it twice.
+//
+// Claude's tools can write all of these directories, so they are reached
+// through safefs only (own_dirs.go): an outbox or sent directory that is a
+// link is refused, never followed. Each file is opened once, without
+// following a link or blocking, and must be a regular file by fstat; that
+// descriptor is what the outbox sends (outbox_scan.go), so a file swapped
+// afterwards for a FIFO or a link to a secret changes nothing.
+
+const (
+	// untetherDir is untether's own directory in a project or worktree:
+	// never a change of the user's (worktrees.go), never zipped (get.go).
+	untetherDir = ".untether"
+	outboxRoot  = ".untether/outbox"
+	sentDir     = ".untether/sent"
+)
+
+// chatOutbox is a chat's outbox directory, relative to the workdir:
+// .untether/outbox/<chat id>, or <chat id>_<topic id> in a forum topic.
+func chatOutbox(key state.ChatKey) string {
+	name := strconv.FormatInt(int64(key.Chat), 10)
+	if key.Thread != 0 {
+		name += "_" + strconv.Itoa(int(key.Thread))
+	}
+	return outboxRoot + "/" + name
+}
+
+// Telegram's upload limits for bots (telegram-media.md §0).
+const (
+	maxPhotoBytes    = 10 << 20
+	maxDocumentBytes = 50 << 20
+	maxPhotoSides    = 10000
+	maxPhotoRatio    = 20
+)
+
+// tagFile is the journal tag of files sent to the chat.
+const tagFile = "file"
+
+// outboxPrompt is what Claude is told about its outbox directory.
+func outboxPrompt(workdir, dir string) string {
+	return "untether (the Telegram bridge you are talking through) delivers files: any file you write directly " +
+		"in " + path.Join(workdir, dir) + "/ (relative to the project: " + dir + "/) is sent to the user's " +
+		"Telegram chat when your turn ends: PNG and JPEG pictures up to 10 MB as photos, anything else as a document " +
+		"up to 50 MB. Use it when the user asks you to send, export or show them a file. Sent files move to " +
+		sentDir + "/. Subdirectories and symbolic links are not sent."
+}
+
+// withOutboxPrompt adds the outbox note to the CLI's arguments, merging it
+// into an --append-system-prompt the operator configured in extra_args.
+func withOutboxPrompt(args []string, workdir string, key state.ChatKey) []string {
+	note := outboxPrompt(workdir, chatOutbox(key))
+	out := slices.Clone(args)
+	for i, a := range out {
+		switch {
+		case a == "--append-system-prompt" && i+1 < len(out):
+			out[i+1] += "\n\n" + note
+			return out
+		case strings.HasPrefix(a, "--append-system-prompt="):
+			out[i] += "\n\n" + note
+			return out
+		}
+	}
+	return append(out, "--append-system-prompt", note)
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// sentName picks a new name in sent for a file called name: stamped, and
+// never one that exists or that taken (names picked for files not moved
+// there yet) holds; the name is added to taken. The move itself never
+// replaces a file either (safefs.Dir.Rename), should a tool take the name
+// meanwhile.
+func sentName(sent *safefs.Dir, name string, now time.Time, taken map[string]bool) string {
+	base, ext := uploadName(name)
+	stamp := now.UTC().Format("20060102-150405")
+	for i := 1; ; i++ {
+		n := stamp + "-" + base + ext
+		if i > 1 {
+			n = stamp + "-" + base + "-" + strconv.Itoa(i) + ext
+		}
+		if _, err := sent.Lstat(n); (errors.Is(err, fs.ErrNotExist) && !taken[n]) || i >= 1000 {
+			if taken != nil {
+				taken[n] = true
+			}
+			return n
+		}
+	}
+}
+
+// createSent makes a new file in the workdir's sentDir, for the files the
+// bridge makes itself (a zip, a full diff): it returns the file, open for
+// reading and writing, its path relative to the workdir, and the directory
+// (to remove it on failure). What the bridge sends is that descriptor,
+// whatever becomes of the name.
+func createSent(workdir, name string, now time.Time) (*os.File, string, *safefs.Dir, error) {
+	sent, err := openOwnDir(workdir, sentDir, true)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	n := sentName(sent, name, now, nil)
+	f, err := sent.Create(n)
+	if err != nil {
+		sent.Close()
+		return nil, "", nil, fmt.Errorf("create %s/%s: %w", sentDir, n, err)
+	}
+	return f, sentDir + "/" + n, sent, nil
+}
+
+// writeSent writes data to a new file in the workdir's sentDir (a full
+// diff) and returns it open, with its path relative to the workdir.
+func writeSent(workdir, name string, data []byte, now time.Time) (*os.File, string, error) {
+	f, rel, sent, err := createSent(workdir, name, now)
+	if err != nil {
+		return nil, "", err
+	}
+	defer sent.Close()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		_ = sent.Remove(path.Base(rel))
+		return nil, "", fmt.Errorf("write %s: %w", rel, err)
+	}
+	return f, rel, nil
+}
+
+// chunkFiles groups files into albums of at most outbox.MaxAlbum.
+func chunkFiles(files []outbox.MediaFile) [][]outbox.MediaFile {
+	var out [][]outbox.MediaFile
+	for len(files) > 0 {
+		n := min(len(files), outbox.MaxAlbum)
+		out = append(out, files[:n])
+		files = files[n:]
+	}
+	return out
+}
+
+// settleMovedFiles finishes the moves a crash interrupted: a journaled file
+// still in a chat's outbox goes to the place in sentDir the journal names,
+// before the journal is replayed, so the next turn does not find it again.
+// Only a regular file is moved, only from an outbox directory to sentDir,
+// and only through real directories: the journal is in the state
+// database, and the directories are the project's.
+func settleMovedFiles(entries []outbox.JournalEntry) {
+	for _, e := range entries {
+		for _, f := range outbox.MediaFiles(e) {
+			if f.Fallback == "" || path.Dir(path.Dir(f.Fallback)) != outboxRoot || path.Dir(f.Path) != sentDir {
+				continue
+			}
+			from, err := openOwnDir(f.Dir, path.Dir(f.Fallback), false)
+			if err != nil {
+				continue
+			}
+			if to, err := openOwnDir(f.Dir, sentDir, true); err == nil {
+				name := path.Base(f.Fallback)
+				_, taken := to.Lstat(path.Base(f.Path))
+				if info, err := from.Lstat(name); err == nil && info.Mode().IsRegular() && errors.Is(taken, fs.ErrNotExist) {
+					_ = from.Rename(name, to, path.Base(f.Path))
+				}
+				to.Close()
+			}
+			from.Close()
+		}
+	}
+}
+
+// prunePhone deletes files sent to the chat longer than [files]
+// outbox_keep ago, and kept voice notes older than a day; the uploads
+// pruner calls it.
+func (b *Engine) prunePhone(cfg *config.Config) {
+	b.pruneVoice(cfg)                      // voice.go
+	for _, dir := range projectDirs(cfg) { // projects.go
+		n, err := pruneDir(dir, sentDir, cfg.Files.OutboxKeep.Std(), time.Now())
+		if b.ownDirRefused(err) {
+			continue // logged once; nothing is pruned through it
+		}
+		if err != nil {
+			b.log.Warn().Err(err).Msg("prune old sent files")
+		} else if n > 0 {
+			b.log.Info().Int("files", n).Dur("keep", cfg.Files.OutboxKeep.Std()).Msg("pruned old sent files")
+		}
+	}
+}
+
+// Register adds /get.
+func (m filesModule) Register(r *Registry) {
+	r.Command(Command{Name: "get", Help: "Send a file from the project: /get PATH",
+		Run: func(c *Chat, in Invocation) { c.getCommand(in.Args, in.Msg) }})
+	r.OnJournalReplay(settleMovedFiles)
+	r.OnSpawn(func(c *Chat, rc *runner.Config, _ place) {
+		if rc.Remote == nil { // only a local project's outbox can be delivered
+			rc.ExtraArgs = withOutboxPrompt(rc.ExtraArgs, rc.Workdir, c.key)
+		}
+	})
+	r.OnTurnEnd(func(c *Chat, e TurnEnd) { c.deliverOutboxIn(e.Workdir, e.ReplyTo) })
+	r.OnTurnEnd(func(c *Chat, e TurnEnd) { c.sendLinkedFiles(e) }) // links.go
+	r.OnApproval(func(c *Chat, a *approval, b *render.ApprovalButtons) {
+		// Only for a CLI on this machine: the diff is written to its
+		// directory before it is sent, which a remote project does not have.
+		if c.sessDir != "" {
+			b.FullDiff = callbackData(btnFullDiff, a.token)
+		}
+	})
+	r.Button(btnFullDiff, Button{Ack: "Sending the diff…", Press: func(c *Chat, p Press) {
+		if a, ok := c.approvals[p.Token]; ok {
+			c.sendFullDiff(a, p.Message)
+		}
+	}})
+}

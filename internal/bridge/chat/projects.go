@@ -1,0 +1,459 @@
+package chat
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
+)
+
+// Projects follow the settings model: a chat (or forum topic) stores only
+// the project and branch its users chose (/project, /topic, /branch, a
+// Resume), by name; the project's path, model, modes and env come from the
+// config at every spawn. A chat that chose nothing works in the config's
+// default project (topic_default_project in a forum topic). A chat keeps
+// one session per (project, branch), so switching back resumes. A chosen
+// project the config no longer has is dropped, and the chat told, the next
+// time it writes.
+
+// place is where a chat's session runs: a project and a branch, the git
+// worktree <path>/.worktrees/<branch> ("" is the main checkout).
+type place struct{ project, branch string }
+
+func (p place) String() string {
+	if p.branch == "" {
+		return p.project
+	}
+	return p.project + " · " + p.branch
+}
+
+// isTopic reports whether the chat is a forum topic.
+func (c *Chat) isTopic() bool { return c.key.Thread != 0 }
+
+// projectFor returns the chat's project under cfg: its choice while the
+// config has it, else the default for a chat or a topic.
+func (c *Chat) projectFor(cfg *config.Config) config.ProjectSettings {
+	if name := c.record().Project; name != "" {
+		if p, ok := c.usableProject(cfg, name); ok { // projects_allowed.go
+			return p
+		}
+	}
+	p, _ := cfg.Project(cfg.DefaultProjectFor(c.isTopic()))
+	return p
+}
+
+// placeFor returns the chat's project and where in it the chat works.
+func (c *Chat) placeFor(cfg *config.Config) (config.ProjectSettings, place) {
+	p := c.projectFor(cfg)
+	pl := place{project: p.Name}
+	if rec := c.record(); rec.Branch != "" && strings.EqualFold(rec.Project, p.Name) {
+		pl.branch = rec.Branch
+	}
+	return p, pl
+}
+
+// placeDir is the directory a session at pl runs in.
+func placeDir(p config.ProjectSettings, pl place) string {
+	if pl.branch == "" {
+		return p.Path
+	}
+	return worktreeDir(p.Path, pl.branch)
+}
+
+// placeLabel names where the chat works, for footers and headers; "" on a
+// daemon with one project and no branch, where it would say nothing.
+func (c *Chat) placeLabel(cfg *config.Config) string {
+	_, pl := c.placeFor(cfg)
+	return placeLabelOf(cfg, pl)
+}
+
+// ranLabel is placeLabel for an answer's footer: where the live CLI runs,
+// which a config reload does not move.
+func (c *Chat) ranLabel(cfg *config.Config) string {
+	if c.sess != nil {
+		return placeLabelOf(cfg, c.sessPlace)
+	}
+	return c.placeLabel(cfg)
+}
+
+func placeLabelOf(cfg *config.Config, pl place) string {
+	if pl.branch == "" && len(cfg.ProjectNames()) < 2 {
+		return ""
+	}
+	return pl.String()
+}
+
+// whereText is the project's directory as the user knows it, with the host
+// for a remote one.
+func whereText(p config.ProjectSettings, pl place) string {
+	dir := placeDir(p, pl)
+	if p.Remote() {
+		return p.Host + ":" + dir
+	}
+	return dir
+}
+
+// dropRemovedProject forgets a chosen project the config no longer has,
+// and tells the chat which one it works in now.
+func (c *Chat) dropRemovedProject(cfg *config.Config) {
+	rec := c.record()
+	if rec.Project == "" {
+		return
+	}
+	if _, ok := c.usableProject(cfg, rec.Project); ok {
+		return
+	}
+	gone := rec.Project
+	c.rec.Project, c.rec.Branch = "", ""
+	c.saveRecord()
+	p := c.projectFor(cfg)
+	c.log.Warn().Str("project", gone).Str("now", p.Name).Msg("the chat's project was removed from the config")
+	c.reply("ℹ️ The project <b>"+render.EscapeHTML(gone)+"</b> "+c.goneWhy(cfg, gone)+", so this "+c.chatWord()+
+		" works in <b>"+render.EscapeHTML(p.Name)+"</b> now. /project lists the projects.", 0)
+}
+
+func (c *Chat) chatWord() string {
+	if c.isTopic() {
+		return "topic"
+	}
+	return "chat"
+}
+
+// noteSession makes id the session of the place the live session was made
+// for, and files it in the chat's history. Only a runner.SessionID is
+// stored, so only a canonical UUID ever is.
+func (c *Chat) noteSession(id runner.SessionID) {
+	c.rec.SessionID = string(id)
+	c.saveRecord()
+	// A continued session's first prompt was someone else's.
+	c.promptNoted = c.continued
+	if err := c.b.store.NoteSession(c.ctx(), c.key, c.sessPlace.project, c.sessPlace.branch, string(id)); err != nil {
+		c.log.Error().Err(err).Msg("note the session of the project")
+	}
+}
+
+// noteFirstPrompt keeps the first message of the session for /sessions.
+func (c *Chat) noteFirstPrompt(o *outgoing) {
+	if c.promptNoted || c.rec.SessionID == "" || o.resend {
+		return
+	}
+	c.promptNoted = true
+	text := o.input.Text
+	if strings.TrimSpace(text) == "" {
+		text = o.label
+	}
+	if err := c.b.store.NoteFirstPrompt(c.ctx(), c.rec.SessionID, text); err != nil {
+		c.log.Warn().Err(err).Msg("note the session's first prompt")
+	}
+}
+
+// dropSession detaches the chat's session: its approvals are withdrawn, a
+// turn's progress finished, and its CLI interrupted and closed off the
+// actor. The next message starts or resumes whatever the chat's place
+// says then.
+func (c *Chat) dropSession(why string) { c.detachSession(why, false) }
+
+// detachSession is dropSession; with kill the CLI is killed instead of
+// closed (see continueLatest).
+func (c *Chat) detachSession(why string, kill bool) {
+	old := c.sess
+	if old == nil {
+		return
+	}
+	events := c.events
+	c.sess, c.events = nil, nil
+	c.live.Store(nil)
+	for _, a := range c.approvals {
+		c.closeApproval(a, "withdrawn", render.DecisionWithdrawn, nil, why)
+	}
+	if c.turn != nil && !c.turn.done {
+		c.finishProgress(c.turn, true)
+	}
+	// What it runs in the background now stops with it: named once it is
+	// gone (its interrupt may already end the tasks, so they are counted
+	// here).
+	tasks, wake := old.Background()
+	go closeDetached(c.b, old, events, kill, func() { c.post(item{fn: func() { c.tellStoppedWork(tasks, wake) }}) })
+}
+
+// switchPlace moves the chat to pl, keeping the session it had there. A
+// busy chat is refused: its turn would be cut off. It reports whether the
+// chat moved.
+func (c *Chat) switchPlace(pl place, respond func(string)) bool {
+	if c.refuseBusy(respond) {
+		return false
+	}
+	c.dropSession("switched to " + pl.String())
+	c.continueNext = false
+	c.rec.Project, c.rec.Branch = pl.project, pl.branch
+	sid, err := c.b.store.ProjectSession(c.ctx(), c.key, pl.project, pl.branch)
+	if err != nil {
+		c.log.Error().Err(err).Msg("read the session of the project")
+	}
+	c.rec.SessionID = sid
+	c.saveRecord()
+	return true
+}
+
+// onlyStarting reports a CLI that is starting with nothing for it yet (a
+// prewarm after a restart): switching away just closes it, as /new would.
+func (c *Chat) onlyStarting() bool {
+	return c.sess != nil && c.sess.State() == runner.StateStarting &&
+		(c.turn == nil || c.turn.done) && len(c.approvals) == 0 && c.pendingSends() == 0
+}
+
+// refuseBusy tells a chat whose turn runs (or waits for an approval or a
+// slot) that it must end first, and reports whether it did.
+func (c *Chat) refuseBusy(respond func(string)) bool {
+	if !c.busy() || c.onlyStarting() {
+		return false
+	}
+	_, cur := c.placeFor(c.b.Config())
+	respond("⏳ Claude is still working in <b>" + render.EscapeHTML(cur.String()) + "</b>: let it finish or /cancel first, then switch.")
+	return true
+}
+
+// arrivedText says where the chat works now and what the next message does.
+func (c *Chat) arrivedText(p config.ProjectSettings, pl place) string {
+	var b strings.Builder
+	b.WriteString("📁 This " + c.chatWord() + " works in <b>" + render.EscapeHTML(pl.String()) + "</b>")
+	if p.Description != "" {
+		b.WriteString(" — " + render.EscapeHTML(p.Description))
+	}
+	b.WriteString("\n<code>" + render.EscapeHTML(whereText(p, pl)) + "</code>\n")
+	if sid := c.rec.SessionID; sid != "" {
+		b.WriteString("Your next message resumes its session")
+		if se, err := c.b.store.GetSession(c.ctx(), sid); err == nil && se.Turns > 0 {
+			b.WriteString(" (" + render.EscapeHTML(plural(se.Turns, "turn", "turns")) + ", " + render.FormatCost(se.CostUSD) + ")")
+		}
+		b.WriteString(".")
+	} else {
+		b.WriteString("Your next message starts a new session there.")
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// chooseProject is /project: without an argument it lists the projects as
+// buttons, with a name it switches the chat (in a forum topic: binds the
+// topic) to it.
+func (c *Chat) chooseProject(arg string, replyTo int) {
+	name := strings.TrimSpace(arg)
+	cfg := c.b.Config()
+	cur, pl := c.placeFor(cfg)
+	if name == "" {
+		c.showMenu("project", "📁 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n\n"+projectList(cfg, c.projectNames(cfg))+
+			"\nChoose a project, or send <code>/project NAME</code>:", c.projectNames(cfg), cur.Name, replyTo)
+		return
+	}
+	if _, ok := cfg.Project(name); !ok {
+		c.showMenu("project", "❓ There is no project <b>"+render.EscapeHTML(name)+"</b>.\n\n"+projectList(cfg, c.projectNames(cfg))+"\nChoose one:",
+			c.projectNames(cfg), cur.Name, replyTo)
+		return
+	}
+	c.applyProject(name, func(html string) { c.reply(html, replyTo) })
+}
+
+// applyProject switches the chat to the project called name.
+func (c *Chat) applyProject(name string, respond func(string)) {
+	cfg := c.b.Config()
+	p, ok := cfg.Project(name)
+	if !ok {
+		respond("❓ There is no project <b>" + render.EscapeHTML(name) + "</b> any more. /project lists them.")
+		return
+	}
+	if !c.mayUse(p) {
+		respond(c.notOpenText(p))
+		return
+	}
+	_, cur := c.placeFor(cfg)
+	to := place{project: p.Name}
+	if cur == to && c.record().Project != "" {
+		respond(c.arrivedText(p, to))
+		return
+	}
+	if err := checkProjectDir(p); err != nil {
+		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()) +
+			"\nThis " + c.chatWord() + " stays in <b>" + render.EscapeHTML(cur.String()) + "</b>.")
+		return
+	}
+	if c.switchPlace(to, respond) {
+		respond(c.arrivedText(p, to))
+	}
+}
+
+// checkProjectDir reports a local project whose directory is gone. A
+// remote one is checked when its CLI starts.
+func checkProjectDir(p config.ProjectSettings) error {
+	if p.Remote() {
+		return nil
+	}
+	st, err := os.Stat(p.Path)
+	if err == nil && !st.IsDir() {
+		return errors.New(p.Path + " is not a directory")
+	}
+	if err != nil {
+		return errors.New(p.Path + ": " + unwrapPath(err).Error())
+	}
+	return nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// projectList is one line per project of names: its name, description
+// and where.
+func projectList(cfg *config.Config, names []string) string {
+	var b strings.Builder
+	for _, name := range names {
+		p, _ := cfg.Project(name)
+		b.WriteString("• <b>" + render.EscapeHTML(name) + "</b>")
+		if p.Description != "" {
+			b.WriteString(" — " + render.EscapeHTML(p.Description))
+		}
+		b.WriteString(" · <code>" + render.EscapeHTML(whereText(p, place{project: name})) + "</code>\n")
+	}
+	return b.String()
+}
+
+// startErrorText explains why the chat's CLI could not start, naming the
+// project and what to do, for the errors that are about the project.
+func (c *Chat) startErrorText(err error) string {
+	cfg := c.b.Config()
+	p, pl := c.placeFor(cfg)
+	var me *runner.MissingError
+	switch {
+	case errors.As(err, &me) && errors.Is(err, runner.ErrWorkdirMissing) && pl.branch != "":
+		return "⚠️ The worktree <b>" + render.EscapeHTML(pl.branch) + "</b> of project <b>" + render.EscapeHTML(p.Name) + "</b> is missing: <code>" +
+			render.EscapeHTML(me.Path) + "</code>. <code>/branch " + render.EscapeHTML(pl.branch) + "</code> creates it again, <code>/branch -</code> goes back to the main checkout."
+	case errors.Is(err, runner.ErrWorkdirMissing) && len(cfg.ProjectNames()) > 1:
+		text, _ := missingText(err) // world.go
+		return text + "\nIt is project <b>" + render.EscapeHTML(p.Name) + "</b>'s; the other projects still work: /project switches."
+	}
+	if text, ok := missingText(err); ok { // world.go
+		return text
+	}
+	return "⚠️ Could not start Claude: " + render.EscapeHTML(err.Error())
+}
+
+// spawnPlace returns where the chat's next session runs and the session it
+// resumes there ("" starts one), after dropping a chosen project the config
+// lost. A stored id that is not a session id (runner.ParseSessionID) is
+// never passed to the CLI: it is forgotten, and the chat told that Claude
+// starts a new session.
+func (c *Chat) spawnPlace(cfg *config.Config) (config.ProjectSettings, place, runner.SessionID) {
+	c.dropRemovedProject(cfg)
+	p, pl := c.placeFor(cfg)
+	stored, err := c.b.store.ProjectSession(c.ctx(), c.key, pl.project, pl.branch)
+	if err != nil {
+		c.log.Error().Err(err).Msg("read the session of the project")
+		stored = c.record().SessionID
+	}
+	if stored == "" {
+		return p, pl, ""
+	}
+	sid, err := runner.ParseSessionID(stored)
+	if err != nil {
+		c.log.Error().Err(err).Str("project", pl.String()).Msg("the stored session id is not a session id; starting a new session")
+		if err := c.b.store.NoteSession(c.ctx(), c.key, pl.project, pl.branch, ""); err != nil {
+			c.log.Error().Err(err).Msg("forget the damaged session id")
+		}
+		c.rec.SessionID = ""
+		c.saveRecord()
+		c.reply("⚠️ The session this "+c.chatWord()+" had in <b>"+render.EscapeHTML(pl.String())+
+			"</b> cannot be resumed: its stored id is not a valid session id. Claude starts a new session.", 0)
+		return p, pl, ""
+	}
+	return p, pl, sid
+}
+
+// forgetPlaceSession is /new's part: the place's session is not resumed.
+func (c *Chat) forgetPlaceSession() {
+	_, pl := c.placeFor(c.b.Config())
+	if err := c.b.store.NoteSession(c.ctx(), c.key, pl.project, pl.branch, ""); err != nil {
+		c.log.Error().Err(err).Msg("forget the session of the project")
+	}
+}
+
+// statusPlace is /status's project line and workdir.
+// While a CLI lives it is where that CLI runs, which a config reload does
+// not move.
+func (c *Chat) statusPlace() (string, string) {
+	cfg := c.b.Config()
+	p, pl := c.placeFor(cfg)
+	where := whereText(p, pl)
+	if c.sess != nil && c.sessDir != "" {
+		where = c.sessDir
+	}
+	return c.ranLabel(cfg), where
+}
+
+// bindTopic stores a new forum topic's project and branch before anyone
+// writes there, so its first message starts in them.
+func (b *Engine) bindTopic(key state.ChatKey, pl place) error {
+	return b.store.PutChat(b.runCtx, state.Chat{Key: key, Project: pl.project, Branch: pl.branch})
+}
+
+// uploadDir is where the chat's files go: the live CLI's directory, else
+// its place's; "" for a project on another host, which cannot see this
+// machine's files. A live CLI keeps the directory it was started in across
+// a config reload, and Claude was told its outbox there.
+func (c *Chat) uploadDir(cfg *config.Config) string {
+	if c.sess != nil {
+		return c.sessDir
+	}
+	p, pl := c.placeFor(cfg)
+	if p.Remote() {
+		return ""
+	}
+	return placeDir(p, pl)
+}
+
+// projectDirs are the local directories uploads may be saved in: every
+// local project's, with its worktrees.
+func projectDirs(cfg *config.Config) []string {
+	var dirs []string
+	for _, name := range cfg.ProjectNames() {
+		p, _ := cfg.Project(name)
+		if p.Remote() {
+			continue
+		}
+		dirs = append(dirs, p.Path)
+		dirs = append(dirs, worktreeDirs(p.Path)...) // worktrees.go
+	}
+	return dirs
+}
+
+// Register adds /project, /topic, /branch, /sessions and /continue.
+func (m placesModule) Register(r *Registry) {
+	r.Command(Command{Name: "project", Help: "Show or switch the project (in a topic: bind it)",
+		Run: func(c *Chat, in Invocation) { c.chooseProject(in.Args, in.Msg.ID) }})
+	r.Command(Command{Name: "topic", Help: "New forum topic for a project: /topic NAME [BRANCH]",
+		Run: func(c *Chat, in Invocation) { c.createTopic(in.Args, in.Msg) }})
+	r.Command(Command{Name: "branch", Help: "Work in a git worktree: /branch NAME, /branch - for main",
+		Run: func(c *Chat, in Invocation) { c.chooseBranch(in.Args, in.Msg.ID) }})
+	r.Command(Command{Name: "sessions", Help: "This chat's last sessions, with Resume buttons",
+		Run: func(c *Chat, in Invocation) { c.listSessions(in.Msg.ID) }})
+	r.Command(Command{Name: "continue", Help: "Continue the latest session in the project, e.g. from a terminal",
+		Run: func(c *Chat, in Invocation) { c.continueLatest(in.Msg.ID) }})
+	r.Menu("project", MenuKind{Pick: func(c *Chat, _ *menu, choice string, respond func(string)) { c.applyProject(choice, respond) }})
+	r.Menu("branch", MenuKind{Pick: func(c *Chat, m *menu, choice string, respond func(string)) { c.applyBranch(m.data, choice, respond) }})
+	r.Menu("session", MenuKind{Columns: 5, // "▶️ 1" … "▶️ 10"
+		Pick: func(c *Chat, _ *menu, choice string, respond func(string)) { c.resumeSession(choice, respond) }})
+}

@@ -1,0 +1,314 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/go-telegram/bot/models"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
+)
+
+// A Module is one feature of the bridge (settings, places, budgets,
+// schedules, files, phone). It registers its commands, buttons, menus and
+// hooks with the Registry once, before the bridge runs; the engine calls
+// them in the order they were registered, which is behaviour (modules.go
+// lists the modules in that order). A module that runs in the background
+// (a scheduler, a pruner) also implements Starter.
+type Module interface {
+	Register(r *Registry)
+}
+
+// Starter is a Module with background work: Start runs once the bridge is
+// connected and its chats can be reached, until ctx ends at shutdown. It
+// returns once its work has stopped.
+type Starter interface {
+	Start(ctx context.Context)
+}
+
+// Command is a bot command a module answers.
+type Command struct {
+	Name string // without the slash, lower-case
+	Help string // its line in /help and setMyCommands ("" keeps it out)
+	// WhileDraining: the command is answered while untether restarts
+	// (other messages are kept for after the restart).
+	WhileDraining bool
+	Run           func(c *Chat, in Invocation)
+}
+
+// Invocation is one use of a command: its arguments and the message.
+type Invocation struct {
+	Args string
+	Msg  *models.Message
+}
+
+// Press is a button press handed to the chat that owns the button.
+type Press struct {
+	Kind  buttonKind
+	Token string
+	Arg   int
+	From  models.User
+	// Message is the id of the message the button is on, 0 if Telegram
+	// did not say. It is known even while the outbox still waits for the
+	// answer to the call that sent that message.
+	Message int
+}
+
+// pressedMessage is the id of the message a press came from, 0 if unknown.
+func pressedMessage(cq *models.CallbackQuery) int {
+	switch {
+	case cq.Message.Message != nil:
+		return cq.Message.Message.ID
+	case cq.Message.InaccessibleMessage != nil:
+		return cq.Message.InaccessibleMessage.MessageID
+	}
+	return 0
+}
+
+// Button is a kind of callback button whose token the engine's button table
+// knows (registerButton): a press is answered with Ack, checked against the
+// chat that registered the token, and handed to Press on that chat's actor.
+// Arg buttons carry a number after the token ("k:token:n").
+type Button struct {
+	Ack   string
+	Arg   bool
+	Stale string // the answer when the token is unknown ("" for "This button has expired.")
+	Press func(c *Chat, p Press)
+}
+
+// StoredButton is a kind of callback button whose token lives in the state
+// store, so it works across restarts (▶️ Continue, ⏰ Retry, 🗑 Delete,
+// 🔁 Retry a transcription). Resolve runs on the update worker: it finds
+// the chat the token belongs to, or says why the press is refused
+// (refusal, shown as an alert); the engine then checks the press came from
+// that chat, answers it with Ack (unless the run answers it itself) and
+// posts run to the chat's actor.
+type StoredButton struct {
+	Ack   string
+	NoAck bool // run answers the callback itself
+	// Wait answers a press that comes while untether restarts.
+	Wait string
+	// WaitFirst: during a restart, the press is refused before the token
+	// is even looked up.
+	WaitFirst bool
+	Resolve   func(ctx context.Context, cq *models.CallbackQuery, token string) (key state.ChatKey, run func(c *Chat), refusal string)
+}
+
+// MenuKind is a kind of choice menu (chat.showMenu): Pick applies a press
+// on one of its choices, respond edits the menu message into the outcome.
+type MenuKind struct {
+	Columns int
+	Pick    func(c *Chat, m *menu, choice string, respond func(html string))
+}
+
+// Inbound is a message on its way through the message hooks. Quote, once
+// a hook sets it, is what the message replies to, as Claude is told it;
+// Quoted is the message with that quote in front of its text.
+type Inbound struct {
+	Msg    *models.Message
+	Quote  string
+	Quoted *models.Message
+}
+
+// TurnEnd is a turn that ended, answered or with its process gone: what
+// the turn's CLI left on this machine is in Workdir ("" on another host).
+type TurnEnd struct {
+	ReplyTo int
+	Workdir string
+	// Links are the resources the turn's MCP tools returned by reference.
+	Links []runner.ResourceLink
+}
+
+// Registry is where modules register. It is filled before Run and read
+// only afterwards, so reads need no lock.
+type Registry struct {
+	commands  []Command
+	byName    map[string]int
+	buttons   map[buttonKind]Button
+	stored    map[buttonKind]StoredButton
+	menus     map[string]MenuKind
+	onMessage []func(c *Chat, in *Inbound) bool
+	onEdit    func(c *Chat, m *models.Message)
+	onEvent   []func(c *Chat, ev runner.Event)
+	onSpawn   []func(c *Chat, rc *runner.Config, pl place)
+	onSend    []func(c *Chat, o *outgoing) bool
+	intercept []func(c *Chat, tc runner.TurnCompleted, replyTo int) bool
+	notes     []func(c *Chat, tc runner.TurnCompleted) []string
+	headings  []func(c *Chat, tc runner.TurnCompleted) string
+	onTurnEnd []func(c *Chat, e TurnEnd)
+	onRequest []func(c *Chat, req *runner.ApprovalRequested)
+	onApprove []func(c *Chat, a *approval, b *render.ApprovalButtons)
+	onStatus  []func(c *Chat, info *render.StatusInfo)
+	onFlush   []func(c *Chat)
+	onReplay  []func(entries []outbox.JournalEntry)
+}
+
+func newRegistry() *Registry {
+	return &Registry{byName: map[string]int{}, buttons: map[buttonKind]Button{}, stored: map[buttonKind]StoredButton{}, menus: map[string]MenuKind{}}
+}
+
+// Command registers a command; the order of registration is /help's.
+func (r *Registry) Command(c Command) {
+	if _, dup := r.byName[c.Name]; dup {
+		panic(fmt.Sprintf("bridge: command /%s registered twice", c.Name))
+	}
+	r.byName[c.Name] = len(r.commands)
+	r.commands = append(r.commands, c)
+}
+
+// Button registers a kind of button whose tokens the engine's table keeps.
+func (r *Registry) Button(kind buttonKind, b Button) {
+	r.claimKind(kind)
+	r.buttons[kind] = b
+}
+
+// StoredButton registers a kind of button whose tokens the store keeps.
+func (r *Registry) StoredButton(kind buttonKind, b StoredButton) {
+	r.claimKind(kind)
+	r.stored[kind] = b
+}
+
+func (r *Registry) claimKind(kind buttonKind) {
+	_, a := r.buttons[kind]
+	_, b := r.stored[kind]
+	if a || b || kind == ':' || kind == 0 {
+		panic(fmt.Sprintf("bridge: button kind %q registered twice", kind))
+	}
+}
+
+// Menu registers a kind of choice menu.
+func (r *Registry) Menu(kind string, m MenuKind) {
+	if _, dup := r.menus[kind]; dup {
+		panic("bridge: menu kind " + kind + " registered twice")
+	}
+	if m.Columns == 0 {
+		m.Columns = menuColumns
+	}
+	r.menus[kind] = m
+}
+
+// OnMessage adds a hook for messages that are not commands nor answers to
+// an open question; the first that returns true consumes the message.
+func (r *Registry) OnMessage(h func(c *Chat, in *Inbound) bool) { r.onMessage = append(r.onMessage, h) }
+
+// OnEdit sets the handler of edited messages (one module owns them).
+func (r *Registry) OnEdit(h func(c *Chat, m *models.Message)) {
+	if r.onEdit != nil {
+		panic("bridge: two handlers of edited messages")
+	}
+	r.onEdit = h
+}
+
+// OnEvent adds a hook that sees every runner event after the engine.
+func (r *Registry) OnEvent(h func(c *Chat, ev runner.Event)) { r.onEvent = append(r.onEvent, h) }
+
+// OnSpawn adds a hook that adjusts how the chat's next CLI starts.
+func (r *Registry) OnSpawn(h func(c *Chat, rc *runner.Config, pl place)) {
+	r.onSpawn = append(r.onSpawn, h)
+}
+
+// OnSend adds a gate every message to Claude passes; a gate that refuses
+// returns false and has told the user why.
+func (r *Registry) OnSend(h func(c *Chat, o *outgoing) bool) { r.onSend = append(r.onSend, h) }
+
+// InterceptAnswer adds a hook on every finished turn, before its inputs
+// are forgotten: a hook that answers the turn itself (a prompt a limit
+// rejected) returns true, and no other answer is sent.
+func (r *Registry) InterceptAnswer(h func(c *Chat, tc runner.TurnCompleted, replyTo int) bool) {
+	r.intercept = append(r.intercept, h)
+}
+
+// AnswerNotes adds a hook whose lines go above an answer's footer, after
+// the turn's own notes.
+func (r *Registry) AnswerNotes(h func(c *Chat, tc runner.TurnCompleted) []string) {
+	r.notes = append(r.notes, h)
+}
+
+// AnswerHeading adds a hook that may head a turn's answer (the first
+// non-empty heading wins): why a turn nobody typed came.
+func (r *Registry) AnswerHeading(h func(c *Chat, tc runner.TurnCompleted) string) {
+	r.headings = append(r.headings, h)
+}
+
+// OnTurnEnd adds a hook run after a turn ended, answered or not.
+func (r *Registry) OnTurnEnd(h func(c *Chat, e TurnEnd)) { r.onTurnEnd = append(r.onTurnEnd, h) }
+
+// OnApprovalRequest adds a hook that sees an approval request before it
+// is recorded and shown (it may narrow the permission suggestions).
+func (r *Registry) OnApprovalRequest(h func(c *Chat, req *runner.ApprovalRequested)) {
+	r.onRequest = append(r.onRequest, h)
+}
+
+// OnApproval adds a hook that may add buttons to a tool's approval message.
+func (r *Registry) OnApproval(h func(c *Chat, a *approval, b *render.ApprovalButtons)) {
+	r.onApprove = append(r.onApprove, h)
+}
+
+// OnStatus adds a hook that fills its part of /status.
+func (r *Registry) OnStatus(h func(c *Chat, info *render.StatusInfo)) {
+	r.onStatus = append(r.onStatus, h)
+}
+
+// OnFlush adds a hook that sends what a module collects for the chat (an
+// album) before other work for the chat goes ahead (a scheduled run).
+func (r *Registry) OnFlush(h func(c *Chat)) { r.onFlush = append(r.onFlush, h) }
+
+// OnJournalReplay adds a hook that sees the journaled sends a restart
+// replays, before they are sent.
+func (r *Registry) OnJournalReplay(h func(entries []outbox.JournalEntry)) {
+	r.onReplay = append(r.onReplay, h)
+}
+
+// flushPending runs the flush hooks: what modules collect for the chat
+// goes now.
+func (c *Chat) flushPending() {
+	for _, h := range c.b.reg.onFlush {
+		h(c)
+	}
+}
+
+// help lists the commands for /help and setMyCommands.
+func (r *Registry) help() []render.CommandHelp {
+	out := make([]render.CommandHelp, 0, len(r.commands))
+	for _, c := range r.commands {
+		if c.Help != "" {
+			out = append(out, render.CommandHelp{Command: c.Name, Description: c.Help})
+		}
+	}
+	return out
+}
+
+// command finds a registered command.
+func (r *Registry) command(name string) (Command, bool) {
+	i, ok := r.byName[name]
+	if !ok {
+		return Command{}, false
+	}
+	return r.commands[i], true
+}
+
+// kinds lists every kind of button registered.
+func (r *Registry) kinds() []buttonKind {
+	out := make([]buttonKind, 0, len(r.buttons)+len(r.stored))
+	for k := range r.buttons {
+		out = append(out, k)
+	}
+	for k := range r.stored {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// withArg reports whether kind's callback data carries a number.
+func (r *Registry) withArg(kind buttonKind) bool { return r.buttons[kind].Arg }
+
+// whileDraining reports whether a command is answered during a drain.
+func (r *Registry) whileDraining(name string) bool {
+	c, ok := r.command(name)
+	return ok && c.WhileDraining
+}

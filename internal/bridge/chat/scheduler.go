@@ -1,0 +1,214 @@
+package chat
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/cronspec"
+)
+
+// The scheduler is one goroutine for the whole bridge. It keeps no timers
+// of its own state: schedules and retries live in the state store, and it
+// sleeps until the earliest is due (or something changed), claims each due
+// one there (so a run happens once even across a crash), and hands it to
+// its chat's actor like a message from the user.
+
+// settingPaused is the state-store setting of /schedules pause.
+const settingPaused = "scheduler-paused"
+
+// schedulerIdle bounds a sleep, so a host clock jump (suspend, NTP) delays
+// a run by at most this much.
+const schedulerIdle = time.Hour
+
+func (b *Engine) runScheduler(ctx context.Context) {
+	defer close(b.away.done)
+	b.syncConfigSchedules(ctx)
+	b.replayPendingRuns(ctx) // pending_runs.go: runs a restart interrupted go first
+	b.skipMissed(ctx)
+	for {
+		wait := schedulerIdle
+		if next := b.fireDue(ctx); !next.IsZero() {
+			wait = min(wait, max(next.Sub(b.now()), 0))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.away.wake:
+		case <-b.away.clock.After(wait):
+		}
+	}
+}
+
+// fireDue hands every due schedule and retry to its chat, and returns when
+// the next one is due (zero: none is).
+func (b *Engine) fireDue(ctx context.Context) time.Time {
+	now := b.now()
+	retry := now.Add(time.Minute) // after a store error
+	paused, err := b.schedulesPaused(ctx)
+	if err != nil {
+		b.log.Error().Err(err).Msg("read whether schedules are paused")
+		return retry
+	}
+	var next time.Time
+	if !paused {
+		due, err := b.store.DueSchedules(ctx, now)
+		if err != nil {
+			b.log.Error().Err(err).Msg("list due schedules")
+			return retry
+		}
+		for _, sc := range due {
+			ok, err := b.store.AdvanceSchedule(ctx, sc.ID, sc.NextRun, nextRun(sc, now), now)
+			if err != nil {
+				b.log.Error().Err(err).Int64("schedule", sc.ID).Msg("advance a schedule")
+				return retry
+			}
+			if ok {
+				sc.PendingRun = sc.NextRun // pending from now on (AdvanceSchedule)
+				b.deliverRun(ctx, sc)      // pending_runs.go
+			}
+		}
+		at, ok, err := b.store.NextScheduleRun(ctx)
+		if err != nil {
+			b.log.Error().Err(err).Msg("find the next schedule")
+			return retry
+		}
+		if ok {
+			next = at
+		}
+	}
+	due, err := b.store.DueRetries(ctx, now)
+	if err != nil {
+		b.log.Error().Err(err).Msg("list due retries")
+		return retry
+	}
+	for _, r := range due {
+		ok, err := b.store.DecideRetry(ctx, r.Token, state.RetryFiring, 0, state.RetryScheduled)
+		if err != nil {
+			b.log.Error().Err(err).Msg("claim a due retry")
+			return retry
+		}
+		if ok {
+			r.State = state.RetryFiring
+			b.deliverRetry(ctx, r) // pending_runs.go
+		}
+	}
+	at, ok, err := b.store.NextRetry(ctx)
+	if err != nil {
+		b.log.Error().Err(err).Msg("find the next retry")
+		return retry
+	}
+	if ok && (next.IsZero() || at.Before(next)) {
+		next = at
+	}
+	return next
+}
+
+// deliver posts work to a chat's actor; the callers (pending_runs.go)
+// checked that the chat may still be served. While the bridge drains, the
+// work stays pending for the next start.
+func (b *Engine) deliver(key state.ChatKey, fn func(*Chat)) {
+	c := b.chat(key, key.Chat < 0)
+	if c == nil {
+		return // draining
+	}
+	c.post(item{fn: func() { fn(c) }})
+}
+
+// chatServed reports whether untether may still talk in a chat: a
+// private chat's user must be allowed, a group must be. What the previous
+// run left to send (reconcile.go), schedules and retries are held to it.
+func (b *Engine) chatServed(key state.ChatKey) bool {
+	if key.Chat > 0 {
+		return b.allowedUser(int64(key.Chat))
+	}
+	return b.allowedChat(int64(key.Chat))
+}
+
+// runRefusal says why a scheduled run or a retry after a limit may not go
+// now ("" when it may): untether may no longer talk in its chat, or the
+// user it is from (a schedule's creator, a prompt's author; 0 for nobody,
+// as for a [[schedules]] entry) was taken off the allow-list since. Both
+// are checked at every run, against the config of the moment.
+func (b *Engine) runRefusal(key state.ChatKey, by state.UserID) string {
+	switch {
+	case !b.chatServed(key):
+		return "the chat is no longer allowed"
+	case by != 0 && !b.allowedUser(int64(by)):
+		return "the user it is from is no longer allowed"
+	}
+	return ""
+}
+
+// nextRun is a schedule's run after now; zero for a one-off.
+func nextRun(sc state.Schedule, now time.Time) time.Time {
+	if sc.Cron == "" {
+		return time.Time{}
+	}
+	spec, err := cronspec.Parse(sc.Cron)
+	if err != nil {
+		return time.Time{} // stored after validation; cannot happen
+	}
+	return spec.Next(now, config.LoadLocation(sc.Timezone))
+}
+
+// skipMissed runs at start: with [scheduler] catch_up off, runs missed while
+// the daemon was down are skipped (a one-off then never runs); with it on,
+// fireDue runs each missed schedule once.
+func (b *Engine) skipMissed(ctx context.Context) {
+	if b.Config().Scheduler.CatchUp {
+		return
+	}
+	now := b.now()
+	due, err := b.store.DueSchedules(ctx, now)
+	if err != nil {
+		b.log.Error().Err(err).Msg("list schedules missed while down")
+		return
+	}
+	for _, sc := range due {
+		if _, err := b.store.AdvanceSchedule(ctx, sc.ID, sc.NextRun, nextRun(sc, now), time.Time{}); err != nil {
+			b.log.Error().Err(err).Msg("skip a missed schedule")
+		}
+		b.log.Info().Int64("schedule", sc.ID).Time("was_due", sc.NextRun).Msg("skipped a run missed while untether was down (catch_up = false)")
+	}
+}
+
+// syncConfigSchedules makes the stored file schedules those of the config.
+func (b *Engine) syncConfigSchedules(ctx context.Context) {
+	cfg := b.Config()
+	now := b.now()
+	entries := make([]state.Schedule, 0, len(cfg.Schedules))
+	projects := map[string]string{}
+	defer func() { b.away.schedProjects.Store(&projects) }()
+	for _, e := range cfg.Schedules {
+		tz := e.Timezone
+		if tz == "" {
+			tz = cfg.Telegram.Timezone
+		}
+		sc := state.Schedule{Key: state.ChatKey{Chat: state.ChatID(e.Chat), Thread: state.ThreadID(e.Thread)},
+			Cron: e.Cron, Timezone: tz, Prompt: e.Prompt, FreshSession: e.FreshSession, CreatedAt: now}
+		id := fmt.Appendf(nil, "%d\x00%d\x00%s\x00%s\x00%s\x00%t", e.Chat, e.Thread, e.Cron, tz, e.Prompt, e.FreshSession)
+		if e.Project != "" { // only then: entries without one keep the keys they had
+			id = fmt.Appendf(id, "\x00%s", e.Project)
+		}
+		sum := sha256.Sum256(id)
+		sc.ConfigKey = hex.EncodeToString(sum[:8])
+		if e.Project != "" {
+			projects[sc.ConfigKey] = e.Project
+		}
+		sc.NextRun = nextRun(sc, now)
+		entries = append(entries, sc)
+	}
+	if err := b.store.SyncConfigSchedules(ctx, entries); err != nil {
+		b.log.Error().Err(err).Msg("store the config file's schedules")
+	}
+}
+
+func (b *Engine) schedulesPaused(ctx context.Context) (bool, error) {
+	v, _, err := b.store.Setting(ctx, settingPaused)
+	return v == "1", err
+}

@@ -1,0 +1,243 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/runner"
+)
+
+// The test surface: what the bridge's full-stack tests (package bridge_test,
+// through bridge's export_test.go) may ask of the engine and its chats.
+// Nothing in the daemon calls it.
+
+// Crash abandons the bridge the way a SIGKILL of the daemon would: chats
+// stop handling their mailboxes, CLI processes are killed, nothing is
+// flushed.
+func (b *Engine) Crash() {
+	b.draining.Store(true)
+	b.mu.Lock()
+	chats := make([]*Chat, 0, len(b.chats))
+	for _, c := range b.chats {
+		chats = append(chats, c)
+	}
+	b.mu.Unlock()
+	for _, c := range chats {
+		c.dead.Store(true)
+		if s := c.live.Load(); s != nil {
+			s.Kill()
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = b.out.Close(ctx) // stop sending; journaled messages stay journaled
+}
+
+// ChatPID is the live CLI pid of a chat, 0 if none.
+func (b *Engine) ChatPID(key state.ChatKey) int {
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	pid := make(chan int, 1)
+	c.post(item{fn: func() {
+		if c.sess == nil {
+			pid <- 0
+			return
+		}
+		pid <- c.sess.PID()
+	}})
+	return <-pid
+}
+
+// BlockChat makes a chat's actor busy until release is called, as a slow
+// CLI start would; messages routed meanwhile wait in its mailbox.
+func (b *Engine) BlockChat(key state.ChatKey) (release func()) {
+	c := b.chat(key, false)
+	started, unblock := make(chan struct{}), make(chan struct{})
+	c.post(item{fn: func() {
+		close(started)
+		<-unblock
+	}})
+	<-started
+	return func() { close(unblock) }
+}
+
+// MailboxUpdates is the number of Telegram updates waiting in a chat's
+// mailbox. Internal items (a turn's trailing bookkeeping, timers) are not
+// counted: on a loaded machine they can still be queued behind a test's
+// BlockChat, and a test waiting for "its update and nothing else" would
+// then wait forever.
+func (b *Engine) MailboxUpdates(key state.ChatKey) int {
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	c.boxMu.Lock()
+	defer c.boxMu.Unlock()
+	n := 0
+	for _, it := range c.box {
+		if it.updateID != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// StalledFor is how long, at now, the chat's oldest unhandled mailbox item
+// has waited (0 when its mailbox is empty): what Healthy holds against it.
+func (b *Engine) StalledFor(key state.ChatKey, now time.Time) time.Duration {
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	since := c.stalledSince()
+	if since.IsZero() {
+		return 0
+	}
+	return now.Sub(since)
+}
+
+// ChatsHealthy is Healthy's chat half: the update loop's half needs a live
+// poll, so a test that moves the clock minutes ahead checks this one.
+func (b *Engine) ChatsHealthy(now time.Time) error { return b.chatsHealthy(now) }
+
+// ChatState is the state of a chat's CLI session, "" if it has none.
+func (b *Engine) ChatState(key state.ChatKey) string {
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	if c == nil {
+		return ""
+	}
+	st := make(chan string, 1)
+	c.post(item{fn: func() {
+		if c.sess == nil {
+			st <- ""
+			return
+		}
+		st <- string(c.sess.State())
+	}})
+	return <-st
+}
+
+// ChatProcessState is the state of a chat's session, read off the actor (so
+// it answers while the actor is blocked); StateExited when it has none.
+func (b *Engine) ChatProcessState(key state.ChatKey) runner.State {
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	if c == nil {
+		return runner.StateExited
+	}
+	s := c.live.Load()
+	if s == nil {
+		return runner.StateExited
+	}
+	return s.State()
+}
+
+// CloseChatProcess closes a chat's CLI the way idle eviction does (stdin
+// first), off the actor. The returned channel yields CloseProcess's result.
+func (b *Engine) CloseChatProcess(ctx context.Context, key state.ChatKey) <-chan error {
+	done := make(chan error, 1)
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	var s *runner.Session
+	if c != nil {
+		s = c.live.Load()
+	}
+	if s == nil {
+		done <- nil
+		return done
+	}
+	go func() { done <- s.CloseProcess(ctx) }()
+	return done
+}
+
+// ButtonKinds is every kind of button, as the first byte of its callback
+// data: the list parseCallbackData accepts.
+func ButtonKinds() []byte {
+	kinds := (&Engine{}).buildRegistry().kinds()
+	out := make([]byte, len(kinds))
+	for i, k := range kinds {
+		out[i] = byte(k)
+	}
+	return out
+}
+
+// OwnButton makes a live button of kind that belongs to key, the way its
+// feature would (a token in the button table for the buttons of a running
+// chat, a row in the state store or a kept voice note for the ones that
+// outlive a restart), and returns its callback data. A kind it does not
+// know is an error, so a new kind of button cannot be left out of the
+// tests that go over them all.
+func (b *Engine) OwnButton(kind byte, key state.ChatKey) (string, error) {
+	ctx := context.Background()
+	tok := newToken()
+	now := time.Now()
+	switch k := buttonKind(kind); k {
+	case btnApprove, btnDeny, btnAlways, btnOption, btnToggle, btnDone, btnCancel, btnKeepWaiting, btnPick,
+		btnFullDiff, btnSendEdited:
+		if b.chat(key, key.Chat < 0) == nil {
+			return "", fmt.Errorf("own a %q button: draining", kind)
+		}
+		b.registerButton(tok, key)
+		if b.reg.withArg(k) {
+			return callbackArg(k, tok, 0), nil
+		}
+		return callbackData(k, tok), nil
+	case btnContinue:
+		a := state.Approval{Token: tok, Key: key, RequestID: "req-" + tok, Tool: "Bash", Summary: "true",
+			InputJSON: []byte(`{"command":"true"}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+		if err := b.store.PutApproval(ctx, a); err != nil {
+			return "", err
+		}
+		if err := b.store.DecideApproval(ctx, tok, state.DecisionInterrupted, 0, now, "untether restarted"); err != nil {
+			return "", err
+		}
+		return callbackData(k, tok), nil
+	case btnRetryLimit, btnDropRetry:
+		r := state.Retry{Token: tok, Key: key, Input: []byte(`{"Text":"retried prompt"}`), Label: "retried prompt",
+			ResetsAt: now.Add(time.Hour), State: state.RetryAsked, CreatedAt: now}
+		if err := b.store.PutRetry(ctx, r); err != nil {
+			return "", err
+		}
+		return callbackData(k, tok), nil
+	case btnDeleteSchedule:
+		id, err := b.store.AddSchedule(ctx, state.Schedule{Key: key, Prompt: "scheduled prompt", NextRun: now.Add(time.Hour), CreatedAt: now}, 100)
+		if err != nil {
+			return "", err
+		}
+		return callbackData(k, strconv.FormatInt(id, 10)), nil
+	case btnRetryVoice:
+		job := voiceJob{ID: tok, Chat: int64(key.Chat), Thread: int(key.Thread), Kind: "voice note", Name: "voice.ogg", Received: now}
+		if err := keepVoice(b.Config(), job, []byte("OggS")); err != nil {
+			return "", err
+		}
+		return callbackData(k, tok), nil
+	}
+	return "", fmt.Errorf("own a %q button: OwnButton does not know this kind", kind)
+}
+
+// HoldZips makes every /get zip of the test wait, before it opens each
+// file, until the returned release is called: a zip still being made.
+func HoldZips() (release func()) {
+	gate := make(chan struct{})
+	hook := func(string) { <-gate }
+	beforeZipOpen.Store(&hook)
+	return func() {
+		beforeZipOpen.Store(nil)
+		close(gate)
+	}
+}

@@ -1,0 +1,102 @@
+package chat
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
+)
+
+// In a forum every topic is its own chat (its own actor, session and
+// settings), so a topic is a workspace: /project inside it binds it, and
+// /topic NAME [BRANCH] makes a new topic with createForumTopic, named after
+// the project (and branch), already bound, so its first message starts
+// there. The bot must be an administrator allowed to manage topics; when
+// it is not, Telegram refuses and the user is told so.
+
+// topicNameMax is Telegram's limit on a topic's name.
+const topicNameMax = 128
+
+func (c *Chat) createTopic(args string, m *models.Message) {
+	respond := func(html string) { c.reply(html, m.ID) }
+	fields := strings.Fields(args)
+	if len(fields) == 0 || len(fields) > 2 {
+		respond("Usage: <code>/topic PROJECT [BRANCH]</code> makes a forum topic that works in that project (and git worktree).")
+		return
+	}
+	if !m.Chat.IsForum {
+		respond("🧵 /topic makes a topic in a forum group (a supergroup with topics), so it works only there. Here, /project switches this " + c.chatWord() + ".")
+		return
+	}
+	cfg := c.b.Config()
+	p, ok := cfg.Project(fields[0])
+	if !ok {
+		respond("❓ There is no project <b>" + render.EscapeHTML(fields[0]) + "</b>.\n\n" + projectList(cfg, c.projectNames(cfg)))
+		return
+	}
+	if !c.mayUse(p) { // projects_allowed.go: every topic of the group is the group's
+		respond(c.notOpenText(p))
+		return
+	}
+	pl := place{project: p.Name}
+	if len(fields) == 2 {
+		if p.Remote() {
+			respond("🌐 Project <b>" + render.EscapeHTML(p.Name) + "</b> is on " + render.EscapeHTML(p.Host) + "; branches (git worktrees) work only for projects on this machine.")
+			return
+		}
+		pl.branch = fields[1]
+	}
+	chat, base := m.Chat.ID, c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
+	go func() {
+		ctx, cancel := context.WithTimeout(base, gitTimeout+30*time.Second)
+		defer cancel()
+		html := c.b.makeTopic(ctx, chat, p, pl)
+		c.post(item{fn: func() { respond(html) }})
+	}()
+}
+
+// makeTopic makes the worktree (if a branch is asked for), the topic, and
+// the binding, and returns what to tell the user.
+func (b *Engine) makeTopic(ctx context.Context, chat int64, p config.ProjectSettings, pl place) string {
+	if pl.branch != "" {
+		if _, err := b.ensureWorktree(ctx, p, pl.branch); err != nil {
+			return "⚠️ " + render.EscapeHTML(err.Error())
+		}
+	}
+	name := render.Truncate(pl.String(), topicNameMax)
+	topic, err := b.bot.CreateForumTopic(ctx, &bot.CreateForumTopicParams{ChatID: chat, Name: name})
+	if err != nil {
+		b.log.Warn().Err(redactErr(err, b.Config())).Msg("create a forum topic")
+		return topicRefusal(redactErr(err, b.Config()))
+	}
+	key := state.ChatKey{Chat: state.ChatID(chat), Thread: state.ThreadID(topic.MessageThreadID)}
+	if err := b.bindTopic(key, pl); err != nil {
+		b.log.Error().Err(err).Msg("bind a new topic to its project")
+		return "⚠️ Made the topic <b>" + render.EscapeHTML(name) + "</b>, but could not bind it: send <code>/project " +
+			render.EscapeHTML(p.Name) + "</code> in it."
+	}
+	where := whereText(p, pl)
+	b.out.Send(b.runCtx, outbox.ChatKey{Chat: chat, Thread: topic.MessageThreadID}, outbox.High,
+		outbox.Content{Text: "📁 This topic works in <b>" + render.EscapeHTML(pl.String()) + "</b>\n<code>" + render.EscapeHTML(where) +
+			"</code>\nWrite here to start its session."}, outbox.SendOptions{})
+	return "🧵 Made the topic <b>" + render.EscapeHTML(name) + "</b> for <code>" + render.EscapeHTML(where) + "</code>."
+}
+
+// topicRefusal explains why Telegram would not create a topic.
+func topicRefusal(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "not enough rights") || strings.Contains(msg, "CHAT_ADMIN_REQUIRED"):
+		return "🔒 I may not create topics in this group. Make me an administrator with the <b>Manage Topics</b> right, then try again."
+	case strings.Contains(msg, "not a forum"):
+		return "🧵 This group has no topics: turn them on in the group's settings, then try again."
+	}
+	return "⚠️ Telegram would not create the topic: " + render.EscapeHTML(msg)
+}
