@@ -24,6 +24,7 @@ var ErrFatalTelegram = chat.ErrFatalTelegram
 
 // New prepares a bridge; Run starts it.
 func New(opts Options) (*Bridge, error) {
+	opts.Modules = modules
 	e, err := chat.New(opts)
 	if err != nil {
 		return nil, err

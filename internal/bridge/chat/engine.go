@@ -45,6 +45,9 @@ type Options struct {
 	// Clock is the time schedules, retries after a limit and budgets go
 	// by (nil: the wall clock); tests jump it ahead.
 	Clock Clock
+	// Modules builds the features, in the order the engine calls their
+	// hooks and lists their commands (bridge's modules.go).
+	Modules func(h *Host) []Module
 }
 
 // Engine connects Telegram chats to Claude sessions.
@@ -88,17 +91,20 @@ func New(opts Options) (*Engine, error) {
 		chats: map[state.ChatKey]*Chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
 		away: newBridgeAway(opts.Clock), loop: ingress.NewLoop(opts.Logger, opts.Ready)}
 	b.store = durable.New(opts.Store, opts.Logger, stateChats{b})
-	b.reg = b.buildRegistry()
+	b.reg = b.buildRegistry(opts.Modules)
 	b.cfg.Store(opts.Config)
 	return b, nil
 }
 
 // buildRegistry registers the engine's commands and buttons, then each
-// module's in modules.go's order, then /help.
-func (b *Engine) buildRegistry() *Registry {
+// module's in the order mods gives them, then /help.
+func (b *Engine) buildRegistry(mods func(*Host) []Module) *Registry {
 	r := newRegistry()
 	b.registerEngine(r, false)
-	for _, m := range modules(b) {
+	if mods == nil {
+		mods = func(*Host) []Module { return nil }
+	}
+	for _, m := range mods(&Host{e: b}) {
 		m.Register(r)
 	}
 	b.registerEngine(r, true)

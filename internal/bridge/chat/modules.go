@@ -1,24 +1,26 @@
 package chat
 
-// modules are the bridge's features, in the order the engine calls their
-// hooks and lists their commands in /help. The order is behaviour: a
-// mode switch the CLI reports is followed (settings) before a turn's cost
-// is counted (budget) and a waiting scheduled run goes (schedules).
-func modules(b *Engine) []Module {
-	return []Module{
-		settingsModule{b},
-		budgetModule{b},
-		schedulesModule{b},
-		placesModule{b},
-		filesModule{b},
-		phoneModule{b},
-		newMCPModule(b),
-		newBackgroundModule(),
-	}
-}
+// The modules that still live in this package, while they move out to
+// internal/bridge/modules one by one; bridge's modules.go lists them.
 
-// The modules, while they still live in this package; each registers in
-// the file of its feature.
+// SettingsModule is /mode and /model.
+func SettingsModule(h *Host) Module { return settingsModule{h.e} }
+
+// BudgetModule is /usage and /budget.
+func BudgetModule(h *Host) Module { return budgetModule{h.e} }
+
+// SchedulesModule is /at, /every, /schedules and retries after a limit.
+func SchedulesModule(h *Host) Module { return schedulesModule{h.e} }
+
+// PlacesModule is /project, /topic, /branch, /sessions and /continue.
+func PlacesModule(h *Host) Module { return placesModule{h.e} }
+
+// FilesModule is Claude's outbox, /get, uploads and full diffs.
+func FilesModule(h *Host) Module { return filesModule{h.e} }
+
+// PhoneModule is voice notes, edits, albums and attachments.
+func PhoneModule(h *Host) Module { return phoneModule{h.e} }
+
 type (
 	settingsModule  struct{ b *Engine }
 	budgetModule    struct{ b *Engine }

@@ -167,8 +167,8 @@ func (b *Engine) CloseChatProcess(ctx context.Context, key state.ChatKey) <-chan
 
 // ButtonKinds is every kind of button, as the first byte of its callback
 // data: the list parseCallbackData accepts.
-func ButtonKinds() []byte {
-	kinds := (&Engine{}).buildRegistry().kinds()
+func ButtonKinds(mods func(*Host) []Module) []byte {
+	kinds := (&Engine{}).buildRegistry(mods).kinds()
 	out := make([]byte, len(kinds))
 	for i, k := range kinds {
 		out[i] = byte(k)

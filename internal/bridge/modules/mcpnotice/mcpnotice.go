@@ -1,44 +1,48 @@
-package chat
+// Package mcpnotice names the MCP servers that failed to start, once per
+// session (issue 24 §4): the CLI reports them in system/init and goes on
+// without their tools, so a user who counted on one would otherwise only
+// see Claude not using it. "pending" is a server still starting, not a
+// failure. The line goes into the notes of the session's first turn, in
+// its progress message and answer.
+package mcpnotice
 
 import (
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/runner"
 )
 
-// mcpModule names the MCP servers that failed to start, once per session
-// (issue 24 §4): the CLI reports them in system/init and goes on without
-// their tools, so a user who counted on one would otherwise only see Claude
-// not using it. "pending" is a server still starting, not a failure.
-type mcpModule struct {
-	b *Engine
-
+// Module is the feature.
+type Module struct {
 	mu    sync.Mutex
 	noted map[state.ChatKey]runner.SessionID // the session a chat was last told about
 }
 
-func newMCPModule(b *Engine) *mcpModule {
-	return &mcpModule{b: b, noted: map[state.ChatKey]runner.SessionID{}}
+// New builds the module.
+func New() *Module {
+	return &Module{noted: map[state.ChatKey]runner.SessionID{}}
 }
 
-func (m *mcpModule) Register(r *Registry) {
-	r.OnEvent(func(c *Chat, ev runner.Event) {
+// Register adds the event hook.
+func (m *Module) Register(r *chat.Registry) {
+	r.OnEvent(func(c *chat.Chat, ev runner.Event) {
 		ts, ok := ev.(runner.TurnStarted)
-		if !ok || c.turn == nil || c.turn.done {
+		if !ok || !c.TurnRunning() {
 			return
 		}
-		if note := failedMCPNote(ts.McpServers); note != "" && m.first(c.key, ts.SessionID) {
-			c.turn.notes = append(c.turn.notes, note)
+		if note := failedMCPNote(ts.McpServers); note != "" && m.first(c.Key(), ts.SessionID) {
+			c.AddTurnNote(note)
 		}
 	})
 }
 
 // first reports whether key has not been told about session yet, and
 // records that it now is.
-func (m *mcpModule) first(key state.ChatKey, session runner.SessionID) bool {
+func (m *Module) first(key state.ChatKey, session runner.SessionID) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.noted[key] == session && session != "" {

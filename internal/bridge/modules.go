@@ -1,0 +1,24 @@
+package bridge
+
+import (
+	"github.com/untether/untether/internal/bridge/chat"
+	"github.com/untether/untether/internal/bridge/modules/background"
+	"github.com/untether/untether/internal/bridge/modules/mcpnotice"
+)
+
+// modules are the bridge's features, in the order the engine calls their
+// hooks and lists their commands in /help. The order is behaviour: a mode
+// switch the CLI reports is followed (settings) before a turn's cost is
+// counted (budget) and a waiting scheduled run goes (schedules).
+func modules(h *chat.Host) []chat.Module {
+	return []chat.Module{
+		chat.SettingsModule(h),
+		chat.BudgetModule(h),
+		chat.SchedulesModule(h),
+		chat.PlacesModule(h),
+		chat.FilesModule(h),
+		chat.PhoneModule(h),
+		mcpnotice.New(),
+		background.New(),
+	}
+}
