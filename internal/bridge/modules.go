@@ -4,6 +4,7 @@ import (
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/modules/background"
 	"github.com/untether/untether/internal/bridge/modules/mcpnotice"
+	"github.com/untether/untether/internal/bridge/modules/settings"
 )
 
 // modules are the bridge's features, in the order the engine calls their
@@ -12,7 +13,7 @@ import (
 // counted (budget) and a waiting scheduled run goes (schedules).
 func modules(h *chat.Host) []chat.Module {
 	return []chat.Module{
-		chat.SettingsModule(h),
+		settings.New(),
 		chat.BudgetModule(h),
 		chat.SchedulesModule(h),
 		chat.PlacesModule(h),

@@ -1,6 +1,14 @@
 package chat
 
-import "github.com/untether/untether/internal/bridge/state"
+import (
+	"context"
+
+	"github.com/rs/zerolog"
+	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/runner"
+)
 
 // The doors of a chat that modules use. Every method runs on the chat's
 // actor (inside a hook, a command, a press, or work posted back with
@@ -19,4 +27,77 @@ func (c *Chat) AddTurnNote(note string) {
 	if c.TurnRunning() {
 		c.turn.notes = append(c.turn.notes, note)
 	}
+}
+
+// Config is the live configuration.
+func (c *Chat) Config() *config.Config { return c.b.Config() }
+
+// Ctx is the chat's context: its logger names the chat (and the session,
+// once there is one), a state write it makes names the chat at risk, and
+// it is not cancelled by shutdown, so what it starts can finish cleanly.
+func (c *Chat) Ctx() context.Context { return c.ctx() }
+
+// Log is the chat's logger.
+func (c *Chat) Log() *zerolog.Logger { return &c.log }
+
+// Record is what the state database keeps of the chat: its choices
+// (project, branch, mode, model), its session and its totals.
+func (c *Chat) Record() state.Chat { return c.record() }
+
+// SaveRecord changes the chat's record with change and stores it.
+func (c *Chat) SaveRecord(change func(rec *state.Chat)) {
+	c.record()
+	change(&c.rec)
+	c.saveRecord()
+}
+
+// Session is the chat's live CLI session, nil if it has none.
+func (c *Chat) Session() *runner.Session { return c.sess }
+
+// Project is the project the chat works in under cfg: its choice while
+// the config has it and lets it in, else the default.
+func (c *Chat) Project(cfg *config.Config) config.ProjectSettings { return c.projectFor(cfg) }
+
+// ChatWord is "topic" in a forum topic, else "chat".
+func (c *Chat) ChatWord() string { return c.chatWord() }
+
+// Reply sends an HTML notice to the chat at high priority, as a reply to
+// message replyTo (0: none).
+func (c *Chat) Reply(html string, replyTo int) *outbox.Message { return c.reply(html, replyTo) }
+
+// ReplyTarget is the message the running turn answers, 0 without one.
+func (c *Chat) ReplyTarget() int { return c.replyTarget() }
+
+// Busy reports whether a turn, an approval or a message on its way to
+// Claude is open.
+func (c *Chat) Busy() bool { return c.busy() }
+
+// Post runs fn on the chat's actor, after what is queued. It never
+// blocks; any goroutine may call it.
+func (c *Chat) Post(fn func()) { c.post(item{fn: fn}) }
+
+// Offload runs work off the actor, as work Shutdown waits for, with the
+// chat's context; what work returns, if not nil, then runs on the actor.
+// It is for what would hold the actor up: a control request to the CLI, a
+// download, a git command.
+func (c *Chat) Offload(work func(ctx context.Context) (back func())) {
+	ctx := c.ctx()
+	c.b.goTracked(func() {
+		if back := work(ctx); back != nil {
+			c.post(item{fn: back})
+		}
+	})
+}
+
+// ShowMenu sends html with one button per choice (current, if among
+// them, marked); a press on one runs the Pick of the menu kind registered
+// as kind. A chat keeps one menu of each kind.
+func (c *Chat) ShowMenu(kind, html string, choices []string, current string, replyTo int) {
+	c.showMenu(kind, html, choices, current, replyTo)
+}
+
+// ShowMenuLabeled is ShowMenu with button texts apart from the choices
+// they stand for (labels[i] for choices[i]).
+func (c *Chat) ShowMenuLabeled(kind, html string, choices, labels []string, current string, replyTo int) *Menu {
+	return c.showMenuLabeled(kind, html, choices, labels, current, replyTo)
 }

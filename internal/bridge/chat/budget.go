@@ -185,7 +185,7 @@ func (c *Chat) staleCap(st budgetState) bool {
 // if its cap did, else a warning the first time a budget passes warn_at in
 // its day or month (and again the first time it is used up).
 func (c *Chat) budgetNotes(tc runner.TurnCompleted) []string {
-	project := c.sessPlace.project // where the turn ran
+	project := c.sessPlace.Project // where the turn ran
 	if !budgetsApply(c.b.Config(), project) {
 		return nil
 	}
@@ -271,10 +271,10 @@ func (m budgetModule) Register(r *Registry) {
 		return nil
 	})
 	r.OnSend(func(c *Chat, o *outgoing) bool { return c.withinBudget(o) })
-	r.OnSpawn(func(c *Chat, rc *runner.Config, pl place) {
+	r.OnSpawn(func(c *Chat, rc *runner.Config, pl Place) {
 		// The runner asks for the cap on its own goroutine: the context
 		// and logger are taken here, on the actor.
 		ctx, log := c.ctx(), c.log
-		rc.MaxBudgetUSD = func() float64 { return c.budgetCap(ctx, log, pl.project) }
+		rc.MaxBudgetUSD = func() float64 { return c.budgetCap(ctx, log, pl.Project) }
 	})
 }

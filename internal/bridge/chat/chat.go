@@ -53,7 +53,7 @@ type Chat struct {
 	book      *costBook // who pays for sess's turns (turn_costs.go)
 	turn      *turn
 	approvals map[string]*approval // by token
-	menus     map[string]*menu     // choice menus (/mode, /model) by token
+	menus     map[string]*Menu     // choice menus (/mode, /model) by token
 	byRequest map[runner.RequestID]string
 	userMsgs  map[runner.MessageUUID]int // our message uuid → Telegram message id
 	started   runner.MessageUUID         // the message whose turn started last
@@ -67,7 +67,7 @@ type Chat struct {
 	// sessPlace is where sess runs (projects.go); continueNext makes the
 	// next session continue the directory's latest conversation
 	// (/continue); promptNoted: the session's first prompt is kept.
-	sessPlace place
+	sessPlace Place
 	// sessDir is the directory sess runs in on this machine ("" for a
 	// project on another host): its outbox, uploads, /get and full diffs
 	// use it while sess lives, since a config reload can move the chat's

@@ -88,7 +88,7 @@ func (c *Chat) ensureSession() (*runner.Session, error) {
 	}
 	c.sess, c.events = sess, sess.Events()
 	c.live.Store(sess)
-	c.book = c.b.openBook(sess, c.key, pl.project) // turn_costs.go
+	c.book = c.b.openBook(sess, c.key, pl.Project) // turn_costs.go
 	c.sessPlace, c.continueNext, c.continued = pl, false, rc.Continue || (c.adoptID != "" && string(sess.ID()) == c.adoptID)
 	c.adoptID = ""
 	c.sessDir = ""

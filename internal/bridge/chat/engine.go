@@ -70,6 +70,7 @@ type Engine struct {
 	buttons  map[string]buttonRef          // callback token → what it belongs to
 	books    map[*runner.Session]*costBook // who pays for each session's turns (turn_costs.go)
 	actors   sync.WaitGroup
+	work     sync.WaitGroup // work the chats offloaded (work.go)
 	draining atomic.Bool
 	fatal    chan error
 	loop     *ingress.Loop          // the update guard and the update loop's liveness
@@ -271,6 +272,9 @@ func (b *Engine) Shutdown(ctx context.Context) error {
 	case <-actorsDone:
 	case <-ctx.Done():
 		stopErr = b.stopChats(actorsDone)
+	}
+	if !b.workWait(2 * time.Second) {
+		b.log.Warn().Msg("work the chats offloaded was still running at shutdown")
 	}
 	b.mu.Lock()
 	out := b.out

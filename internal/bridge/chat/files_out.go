@@ -224,7 +224,7 @@ func (m filesModule) Register(r *Registry) {
 	r.Command(Command{Name: "get", Help: "Send a file from the project: /get PATH",
 		Run: func(c *Chat, in Invocation) { c.getCommand(in.Args, in.Msg) }})
 	r.OnJournalReplay(settleMovedFiles)
-	r.OnSpawn(func(c *Chat, rc *runner.Config, _ place) {
+	r.OnSpawn(func(c *Chat, rc *runner.Config, _ Place) {
 		if rc.Remote == nil { // only a local project's outbox can be delivered
 			rc.ExtraArgs = withOutboxPrompt(rc.ExtraArgs, rc.Workdir, c.key)
 		}

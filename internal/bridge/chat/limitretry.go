@@ -47,7 +47,7 @@ func (c *Chat) answerLimit(tc runner.TurnCompleted, replyTo int) bool {
 	mode := c.b.Config().Claude.RetryAfterLimit
 	r := state.Retry{Token: newToken(), Key: c.key, ReplyTo: state.MessageID(replyTo), Label: labelOf(*in),
 		Window: rej.WindowType, ResetsAt: rej.ResetsAt, State: state.RetryAsked, CreatedAt: c.b.now(), CreatedBy: from,
-		Project: c.sessPlace.project, Branch: c.sessPlace.branch} // where it goes again (limitretry_projects.go)
+		Project: c.sessPlace.Project, Branch: c.sessPlace.Branch} // where it goes again (limitretry_projects.go)
 	notice := render.LimitRetry{State: render.LimitRetryAsked}
 	switch mode {
 	case config.RetryOff:

@@ -36,8 +36,8 @@ func (c *Chat) enterRetryPlace(r state.Retry) bool {
 		c.dropRetry(r, "⚠️ "+label+" was not sent again after the limit: its project "+c.notOpen(p)+" now.")
 		return false
 	}
-	to := place{project: p.Name, branch: r.Branch}
-	if _, cur := c.placeFor(cfg); strings.EqualFold(cur.project, to.project) && cur.branch == to.branch {
+	to := Place{Project: p.Name, Branch: r.Branch}
+	if _, cur := c.placeFor(cfg); strings.EqualFold(cur.Project, to.Project) && cur.Branch == to.Branch {
 		return true
 	}
 	if c.busy() { // the chat's own turn elsewhere is not cut off: try again once it ends

@@ -5,12 +5,12 @@ import (
 	"github.com/untether/untether/internal/render"
 )
 
-// menu is a message with one button per choice, shown by /mode and /model
+// Menu is a message with one button per choice, shown by /mode and /model
 // without an argument. Its token is registered like an approval's, so a
 // stranger's press is refused before it reaches the chat, and a press on a
-// menu the chat no longer knows answers "expired". A chat keeps one menu of
+// Menu the chat no longer knows answers "expired". A chat keeps one Menu of
 // each kind: a newer one expires the older.
-type menu struct {
+type Menu struct {
 	token   string
 	kind    string // a kind registered with Registry.Menu
 	choices []string
@@ -33,16 +33,16 @@ func (c *Chat) showMenu(kind string, html string, choices []string, current stri
 
 // showMenuLabeled is showMenu with button texts apart from the choices
 // they stand for (labels[i] for choices[i]).
-func (c *Chat) showMenuLabeled(kind string, html string, choices, labels []string, current string, replyTo int) *menu {
+func (c *Chat) showMenuLabeled(kind string, html string, choices, labels []string, current string, replyTo int) *Menu {
 	if c.menus == nil {
-		c.menus = map[string]*menu{}
+		c.menus = map[string]*Menu{}
 	}
 	for tok, old := range c.menus {
 		if old.kind == kind {
 			c.dropMenu(tok)
 		}
 	}
-	m := &menu{token: newToken(), kind: kind, choices: choices}
+	m := &Menu{token: newToken(), kind: kind, choices: choices}
 	var kb render.Keyboard
 	for i, choice := range choices {
 		label := labels[i]

@@ -3,9 +3,6 @@ package chat
 // The modules that still live in this package, while they move out to
 // internal/bridge/modules one by one; bridge's modules.go lists them.
 
-// SettingsModule is /mode and /model.
-func SettingsModule(h *Host) Module { return settingsModule{h.e} }
-
 // BudgetModule is /usage and /budget.
 func BudgetModule(h *Host) Module { return budgetModule{h.e} }
 
@@ -22,7 +19,6 @@ func FilesModule(h *Host) Module { return filesModule{h.e} }
 func PhoneModule(h *Host) Module { return phoneModule{h.e} }
 
 type (
-	settingsModule  struct{ b *Engine }
 	budgetModule    struct{ b *Engine }
 	schedulesModule struct{ b *Engine }
 	placesModule    struct{ b *Engine }

@@ -1,7 +1,7 @@
 package chat
 
 import (
-	"errors"
+	Branch "errors"
 	"os"
 	"strconv"
 	"strings"
@@ -21,15 +21,15 @@ import (
 // project the config no longer has is dropped, and the chat told, the next
 // time it writes.
 
-// place is where a chat's session runs: a project and a branch, the git
+// Place is where a chat's session runs: a project and a branch, the git
 // worktree <path>/.worktrees/<branch> ("" is the main checkout).
-type place struct{ project, branch string }
+type Place struct{ Project, Branch string }
 
-func (p place) String() string {
-	if p.branch == "" {
-		return p.project
+func (p Place) String() string {
+	if p.Branch == "" {
+		return p.Project
 	}
-	return p.project + " · " + p.branch
+	return p.Project + " · " + p.Branch
 }
 
 // isTopic reports whether the chat is a forum topic.
@@ -48,21 +48,21 @@ func (c *Chat) projectFor(cfg *config.Config) config.ProjectSettings {
 }
 
 // placeFor returns the chat's project and where in it the chat works.
-func (c *Chat) placeFor(cfg *config.Config) (config.ProjectSettings, place) {
+func (c *Chat) placeFor(cfg *config.Config) (config.ProjectSettings, Place) {
 	p := c.projectFor(cfg)
-	pl := place{project: p.Name}
+	pl := Place{Project: p.Name}
 	if rec := c.record(); rec.Branch != "" && strings.EqualFold(rec.Project, p.Name) {
-		pl.branch = rec.Branch
+		pl.Branch = rec.Branch
 	}
 	return p, pl
 }
 
 // placeDir is the directory a session at pl runs in.
-func placeDir(p config.ProjectSettings, pl place) string {
-	if pl.branch == "" {
+func placeDir(p config.ProjectSettings, pl Place) string {
+	if pl.Branch == "" {
 		return p.Path
 	}
-	return worktreeDir(p.Path, pl.branch)
+	return worktreeDir(p.Path, pl.Branch)
 }
 
 // placeLabel names where the chat works, for footers and headers; "" on a
@@ -81,8 +81,8 @@ func (c *Chat) ranLabel(cfg *config.Config) string {
 	return c.placeLabel(cfg)
 }
 
-func placeLabelOf(cfg *config.Config, pl place) string {
-	if pl.branch == "" && len(cfg.ProjectNames()) < 2 {
+func placeLabelOf(cfg *config.Config, pl Place) string {
+	if pl.Branch == "" && len(cfg.ProjectNames()) < 2 {
 		return ""
 	}
 	return pl.String()
@@ -90,7 +90,7 @@ func placeLabelOf(cfg *config.Config, pl place) string {
 
 // whereText is the project's directory as the user knows it, with the host
 // for a remote one.
-func whereText(p config.ProjectSettings, pl place) string {
+func whereText(p config.ProjectSettings, pl Place) string {
 	dir := placeDir(p, pl)
 	if p.Remote() {
 		return p.Host + ":" + dir
@@ -132,7 +132,7 @@ func (c *Chat) noteSession(id runner.SessionID) {
 	c.saveRecord()
 	// A continued session's first prompt was someone else's.
 	c.promptNoted = c.continued
-	if err := c.b.store.NoteSession(c.ctx(), c.key, c.sessPlace.project, c.sessPlace.branch, string(id)); err != nil {
+	if err := c.b.store.NoteSession(c.ctx(), c.key, c.sessPlace.Project, c.sessPlace.Branch, string(id)); err != nil {
 		c.log.Error().Err(err).Msg("note the session of the project")
 	}
 }
@@ -184,14 +184,14 @@ func (c *Chat) detachSession(why string, kill bool) {
 // switchPlace moves the chat to pl, keeping the session it had there. A
 // busy chat is refused: its turn would be cut off. It reports whether the
 // chat moved.
-func (c *Chat) switchPlace(pl place, respond func(string)) bool {
+func (c *Chat) switchPlace(pl Place, respond func(string)) bool {
 	if c.refuseBusy(respond) {
 		return false
 	}
 	c.dropSession("switched to " + pl.String())
 	c.continueNext = false
-	c.rec.Project, c.rec.Branch = pl.project, pl.branch
-	sid, err := c.b.store.ProjectSession(c.ctx(), c.key, pl.project, pl.branch)
+	c.rec.Project, c.rec.Branch = pl.Project, pl.Branch
+	sid, err := c.b.store.ProjectSession(c.ctx(), c.key, pl.Project, pl.Branch)
 	if err != nil {
 		c.log.Error().Err(err).Msg("read the session of the project")
 	}
@@ -219,7 +219,7 @@ func (c *Chat) refuseBusy(respond func(string)) bool {
 }
 
 // arrivedText says where the chat works now and what the next message does.
-func (c *Chat) arrivedText(p config.ProjectSettings, pl place) string {
+func (c *Chat) arrivedText(p config.ProjectSettings, pl Place) string {
 	var b strings.Builder
 	b.WriteString("📁 This " + c.chatWord() + " works in <b>" + render.EscapeHTML(pl.String()) + "</b>")
 	if p.Description != "" {
@@ -278,7 +278,7 @@ func (c *Chat) applyProject(name string, respond func(string)) {
 		return
 	}
 	_, cur := c.placeFor(cfg)
-	to := place{project: p.Name}
+	to := Place{Project: p.Name}
 	if cur == to && c.record().Project != "" {
 		respond(c.arrivedText(p, to))
 		return
@@ -301,17 +301,17 @@ func checkProjectDir(p config.ProjectSettings) error {
 	}
 	st, err := os.Stat(p.Path)
 	if err == nil && !st.IsDir() {
-		return errors.New(p.Path + " is not a directory")
+		return Branch.New(p.Path + " is not a directory")
 	}
 	if err != nil {
-		return errors.New(p.Path + ": " + unwrapPath(err).Error())
+		return Branch.New(p.Path + ": " + unwrapPath(err).Error())
 	}
 	return nil
 }
 
 func unwrapPath(err error) error {
 	var pe *os.PathError
-	if errors.As(err, &pe) {
+	if Branch.As(err, &pe) {
 		return pe.Err
 	}
 	return err
@@ -327,7 +327,7 @@ func projectList(cfg *config.Config, names []string) string {
 		if p.Description != "" {
 			b.WriteString(" — " + render.EscapeHTML(p.Description))
 		}
-		b.WriteString(" · <code>" + render.EscapeHTML(whereText(p, place{project: name})) + "</code>\n")
+		b.WriteString(" · <code>" + render.EscapeHTML(whereText(p, Place{Project: name})) + "</code>\n")
 	}
 	return b.String()
 }
@@ -339,10 +339,10 @@ func (c *Chat) startErrorText(err error) string {
 	p, pl := c.placeFor(cfg)
 	var me *runner.MissingError
 	switch {
-	case errors.As(err, &me) && errors.Is(err, runner.ErrWorkdirMissing) && pl.branch != "":
-		return "⚠️ The worktree <b>" + render.EscapeHTML(pl.branch) + "</b> of project <b>" + render.EscapeHTML(p.Name) + "</b> is missing: <code>" +
-			render.EscapeHTML(me.Path) + "</code>. <code>/branch " + render.EscapeHTML(pl.branch) + "</code> creates it again, <code>/branch -</code> goes back to the main checkout."
-	case errors.Is(err, runner.ErrWorkdirMissing) && len(cfg.ProjectNames()) > 1:
+	case Branch.As(err, &me) && Branch.Is(err, runner.ErrWorkdirMissing) && pl.Branch != "":
+		return "⚠️ The worktree <b>" + render.EscapeHTML(pl.Branch) + "</b> of project <b>" + render.EscapeHTML(p.Name) + "</b> is missing: <code>" +
+			render.EscapeHTML(me.Path) + "</code>. <code>/branch " + render.EscapeHTML(pl.Branch) + "</code> creates it again, <code>/branch -</code> goes back to the main checkout."
+	case Branch.Is(err, runner.ErrWorkdirMissing) && len(cfg.ProjectNames()) > 1:
 		text, _ := missingText(err) // world.go
 		return text + "\nIt is project <b>" + render.EscapeHTML(p.Name) + "</b>'s; the other projects still work: /project switches."
 	}
@@ -357,10 +357,10 @@ func (c *Chat) startErrorText(err error) string {
 // lost. A stored id that is not a session id (runner.ParseSessionID) is
 // never passed to the CLI: it is forgotten, and the chat told that Claude
 // starts a new session.
-func (c *Chat) spawnPlace(cfg *config.Config) (config.ProjectSettings, place, runner.SessionID) {
+func (c *Chat) spawnPlace(cfg *config.Config) (config.ProjectSettings, Place, runner.SessionID) {
 	c.dropRemovedProject(cfg)
 	p, pl := c.placeFor(cfg)
-	stored, err := c.b.store.ProjectSession(c.ctx(), c.key, pl.project, pl.branch)
+	stored, err := c.b.store.ProjectSession(c.ctx(), c.key, pl.Project, pl.Branch)
 	if err != nil {
 		c.log.Error().Err(err).Msg("read the session of the project")
 		stored = c.record().SessionID
@@ -371,7 +371,7 @@ func (c *Chat) spawnPlace(cfg *config.Config) (config.ProjectSettings, place, ru
 	sid, err := runner.ParseSessionID(stored)
 	if err != nil {
 		c.log.Error().Err(err).Str("project", pl.String()).Msg("the stored session id is not a session id; starting a new session")
-		if err := c.b.store.NoteSession(c.ctx(), c.key, pl.project, pl.branch, ""); err != nil {
+		if err := c.b.store.NoteSession(c.ctx(), c.key, pl.Project, pl.Branch, ""); err != nil {
 			c.log.Error().Err(err).Msg("forget the damaged session id")
 		}
 		c.rec.SessionID = ""
@@ -386,7 +386,7 @@ func (c *Chat) spawnPlace(cfg *config.Config) (config.ProjectSettings, place, ru
 // forgetPlaceSession is /new's part: the place's session is not resumed.
 func (c *Chat) forgetPlaceSession() {
 	_, pl := c.placeFor(c.b.Config())
-	if err := c.b.store.NoteSession(c.ctx(), c.key, pl.project, pl.branch, ""); err != nil {
+	if err := c.b.store.NoteSession(c.ctx(), c.key, pl.Project, pl.Branch, ""); err != nil {
 		c.log.Error().Err(err).Msg("forget the session of the project")
 	}
 }
@@ -406,8 +406,8 @@ func (c *Chat) statusPlace() (string, string) {
 
 // bindTopic stores a new forum topic's project and branch before anyone
 // writes there, so its first message starts in them.
-func (b *Engine) bindTopic(key state.ChatKey, pl place) error {
-	return b.store.PutChat(b.runCtx, state.Chat{Key: key, Project: pl.project, Branch: pl.branch})
+func (b *Engine) bindTopic(key state.ChatKey, pl Place) error {
+	return b.store.PutChat(b.runCtx, state.Chat{Key: key, Project: pl.Project, Branch: pl.Branch})
 }
 
 // uploadDir is where the chat's files go: the live CLI's directory, else
@@ -452,8 +452,8 @@ func (m placesModule) Register(r *Registry) {
 		Run: func(c *Chat, in Invocation) { c.listSessions(in.Msg.ID) }})
 	r.Command(Command{Name: "continue", Help: "Continue the latest session in the project, e.g. from a terminal",
 		Run: func(c *Chat, in Invocation) { c.continueLatest(in.Msg.ID) }})
-	r.Menu("project", MenuKind{Pick: func(c *Chat, _ *menu, choice string, respond func(string)) { c.applyProject(choice, respond) }})
-	r.Menu("branch", MenuKind{Pick: func(c *Chat, m *menu, choice string, respond func(string)) { c.applyBranch(m.data, choice, respond) }})
+	r.Menu("project", MenuKind{Pick: func(c *Chat, _ *Menu, choice string, respond func(string)) { c.applyProject(choice, respond) }})
+	r.Menu("branch", MenuKind{Pick: func(c *Chat, m *Menu, choice string, respond func(string)) { c.applyBranch(m.data, choice, respond) }})
 	r.Menu("session", MenuKind{Columns: 5, // "▶️ 1" … "▶️ 10"
-		Pick: func(c *Chat, _ *menu, choice string, respond func(string)) { c.resumeSession(choice, respond) }})
+		Pick: func(c *Chat, _ *Menu, choice string, respond func(string)) { c.resumeSession(choice, respond) }})
 }

@@ -68,9 +68,9 @@ func (c *Chat) leaveClosedProject() {
 	if c.sess == nil {
 		return
 	}
-	if _, ok := c.usableProject(c.b.Config(), c.sessPlace.project); ok {
+	if _, ok := c.usableProject(c.b.Config(), c.sessPlace.Project); ok {
 		return
 	}
-	c.log.Warn().Str("project", c.sessPlace.project).Msg("the live session's project is no longer open to the chat; letting the session go")
+	c.log.Warn().Str("project", c.sessPlace.Project).Msg("the live session's project is no longer open to the chat; letting the session go")
 	c.dropSession("its project is no longer open to this " + c.chatWord())
 }

@@ -102,7 +102,7 @@ type StoredButton struct {
 // on one of its choices, respond edits the menu message into the outcome.
 type MenuKind struct {
 	Columns int
-	Pick    func(c *Chat, m *menu, choice string, respond func(html string))
+	Pick    func(c *Chat, m *Menu, choice string, respond func(html string))
 }
 
 // Inbound is a message on its way through the message hooks. Quote, once
@@ -134,7 +134,7 @@ type Registry struct {
 	onMessage []func(c *Chat, in *Inbound) bool
 	onEdit    func(c *Chat, m *models.Message)
 	onEvent   []func(c *Chat, ev runner.Event)
-	onSpawn   []func(c *Chat, rc *runner.Config, pl place)
+	onSpawn   []func(c *Chat, rc *runner.Config, pl Place)
 	onSend    []func(c *Chat, o *outgoing) bool
 	intercept []func(c *Chat, tc runner.TurnCompleted, replyTo int) bool
 	notes     []func(c *Chat, tc runner.TurnCompleted) []string
@@ -207,7 +207,7 @@ func (r *Registry) OnEdit(h func(c *Chat, m *models.Message)) {
 func (r *Registry) OnEvent(h func(c *Chat, ev runner.Event)) { r.onEvent = append(r.onEvent, h) }
 
 // OnSpawn adds a hook that adjusts how the chat's next CLI starts.
-func (r *Registry) OnSpawn(h func(c *Chat, rc *runner.Config, pl place)) {
+func (r *Registry) OnSpawn(h func(c *Chat, rc *runner.Config, pl Place)) {
 	r.onSpawn = append(r.onSpawn, h)
 }
 

@@ -50,7 +50,7 @@ func (c *Chat) enterScheduledProject(sc state.Schedule) bool {
 		c.reply("⚠️ Scheduled "+id+" did not run: its project "+c.notOpen(p)+".", 0)
 		return false
 	}
-	if _, cur := c.placeFor(cfg); strings.EqualFold(cur.project, p.Name) {
+	if _, cur := c.placeFor(cfg); strings.EqualFold(cur.Project, p.Name) {
 		return true
 	}
 	if err := checkProjectDir(p); err != nil {
@@ -58,7 +58,7 @@ func (c *Chat) enterScheduledProject(sc state.Schedule) bool {
 			"</b> cannot be used: "+render.EscapeHTML(err.Error()), 0)
 		return false
 	}
-	to := place{project: p.Name}
+	to := Place{Project: p.Name}
 	if !c.switchPlace(to, func(string) {}) {
 		return false // busy: cannot happen, runScheduled waited
 	}

@@ -50,7 +50,7 @@ func (c *Chat) listSessions(replyTo int) {
 
 // sessionLine is one /sessions entry: where, what, when, how much.
 func sessionLine(se state.Session, now time.Time) string {
-	where := place{project: se.Project, branch: se.Branch}.String()
+	where := Place{Project: se.Project, Branch: se.Branch}.String()
 	prompt := strings.Join(strings.Fields(se.FirstPrompt), " ")
 	if prompt == "" {
 		prompt = "(started elsewhere or without text)"
@@ -91,7 +91,7 @@ func (c *Chat) resumeSession(stored string, respond func(string)) bool {
 		respond(c.notOpenText(p))
 		return false
 	}
-	to := place{project: p.Name, branch: se.Branch}
+	to := Place{Project: p.Name, Branch: se.Branch}
 	if err := checkProjectDir(p); err != nil {
 		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()))
 		return false
@@ -99,7 +99,7 @@ func (c *Chat) resumeSession(stored string, respond func(string)) bool {
 	if !c.switchPlace(to, respond) {
 		return false
 	}
-	if err := c.b.store.NoteSession(c.ctx(), c.key, to.project, to.branch, string(id)); err != nil {
+	if err := c.b.store.NoteSession(c.ctx(), c.key, to.Project, to.Branch, string(id)); err != nil {
 		c.log.Error().Err(err).Msg("resume a session")
 		respond("⚠️ Could not resume that session.")
 		return false
@@ -145,7 +145,7 @@ func (c *Chat) continueLatest(replyTo int) {
 	if id != c.record().SessionID {
 		c.dropSession("/continue")
 		c.continueNext = false
-		if err := c.b.store.NoteSession(c.ctx(), c.key, pl.project, pl.branch, id); err != nil {
+		if err := c.b.store.NoteSession(c.ctx(), c.key, pl.Project, pl.Branch, id); err != nil {
 			c.log.Error().Err(err).Msg("continue the latest session")
 			respond("⚠️ Could not continue that session.")
 			return
@@ -162,7 +162,7 @@ func (c *Chat) continueLatest(replyTo int) {
 // continueRemote is /continue in a project on another host, whose
 // transcripts untether cannot read: a group is refused, a private chat
 // gets the CLI's own --continue.
-func (c *Chat) continueRemote(p config.ProjectSettings, pl place, respond func(string)) {
+func (c *Chat) continueRemote(p config.ProjectSettings, pl Place, respond func(string)) {
 	if c.group {
 		respond("🔒 Project <b>" + render.EscapeHTML(p.Name) + "</b> runs on " + render.EscapeHTML(p.Host) +
 			", where untether cannot see whose the most recent Claude session is, so /continue works for it only in a private chat. /sessions lists this " +

@@ -45,13 +45,13 @@ func (c *Chat) createTopic(args string, m *models.Message) {
 		respond(c.notOpenText(p))
 		return
 	}
-	pl := place{project: p.Name}
+	pl := Place{Project: p.Name}
 	if len(fields) == 2 {
 		if p.Remote() {
 			respond("🌐 Project <b>" + render.EscapeHTML(p.Name) + "</b> is on " + render.EscapeHTML(p.Host) + "; branches (git worktrees) work only for projects on this machine.")
 			return
 		}
-		pl.branch = fields[1]
+		pl.Branch = fields[1]
 	}
 	chat, base := m.Chat.ID, c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
 	go func() {
@@ -64,9 +64,9 @@ func (c *Chat) createTopic(args string, m *models.Message) {
 
 // makeTopic makes the worktree (if a branch is asked for), the topic, and
 // the binding, and returns what to tell the user.
-func (b *Engine) makeTopic(ctx context.Context, chat int64, p config.ProjectSettings, pl place) string {
-	if pl.branch != "" {
-		if _, err := b.ensureWorktree(ctx, p, pl.branch); err != nil {
+func (b *Engine) makeTopic(ctx context.Context, chat int64, p config.ProjectSettings, pl Place) string {
+	if pl.Branch != "" {
+		if _, err := b.ensureWorktree(ctx, p, pl.Branch); err != nil {
 			return "⚠️ " + render.EscapeHTML(err.Error())
 		}
 	}

@@ -267,7 +267,7 @@ func (c *Chat) onTurnCompleted(tc runner.TurnCompleted) {
 	if t != nil {
 		started = t.view.StartedAt
 	}
-	c.recordTurn(c.b.turnRecord(c.key, c.sessPlace.project, tc, started)) // turn_costs.go
+	c.recordTurn(c.b.turnRecord(c.key, c.sessPlace.Project, tc, started)) // turn_costs.go
 }
 
 // turnEnded runs the modules' turn-end hooks.

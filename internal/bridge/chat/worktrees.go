@@ -238,7 +238,7 @@ func (c *Chat) chooseBranch(arg string, replyTo int) {
 				}
 				choices, labels = append(choices, wt.branch), append(labels, label)
 			}
-			cur := pl.branch
+			cur := pl.Branch
 			if cur == "" {
 				cur = "-"
 			}
@@ -275,9 +275,9 @@ func (c *Chat) applyBranch(project, branch string, respond func(string)) {
 	if c.refuseBusy(respond) {
 		return
 	}
-	to := place{project: p.Name}
+	to := Place{Project: p.Name}
 	if branch != "-" {
-		to.branch = branch
+		to.Branch = branch
 	}
 	ctx := c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
 	go func() {
@@ -285,10 +285,10 @@ func (c *Chat) applyBranch(project, branch string, respond func(string)) {
 			created bool
 			err     error
 		)
-		if to.branch != "" {
-			created, err = c.b.ensureWorktree(ctx, p, to.branch)
+		if to.Branch != "" {
+			created, err = c.b.ensureWorktree(ctx, p, to.Branch)
 		}
-		leftDirty := cur.branch != "" && cur != to && c.b.dirty(ctx, placeDir(p, cur))
+		leftDirty := cur.Branch != "" && cur != to && c.b.dirty(ctx, placeDir(p, cur))
 		c.post(item{fn: func() {
 			if err != nil {
 				respond("⚠️ " + render.EscapeHTML(err.Error()))
@@ -303,10 +303,10 @@ func (c *Chat) applyBranch(project, branch string, respond func(string)) {
 				if base == "" {
 					base = "the current HEAD"
 				}
-				b.WriteString("🌿 Made the worktree <b>" + render.EscapeHTML(to.branch) + "</b> from " + render.EscapeHTML(base) + ".\n")
+				b.WriteString("🌿 Made the worktree <b>" + render.EscapeHTML(to.Branch) + "</b> from " + render.EscapeHTML(base) + ".\n")
 			}
 			if leftDirty {
-				b.WriteString("✏️ The worktree <b>" + render.EscapeHTML(cur.branch) + "</b> has uncommitted changes; they stay there.\n")
+				b.WriteString("✏️ The worktree <b>" + render.EscapeHTML(cur.Branch) + "</b> has uncommitted changes; they stay there.\n")
 			}
 			b.WriteString(c.arrivedText(p, to))
 			respond(b.String())

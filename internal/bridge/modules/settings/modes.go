@@ -1,4 +1,4 @@
-package chat
+package settings
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rs/zerolog"
+	"github.com/untether/untether/internal/bridge/chat"
+	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
@@ -22,15 +25,15 @@ import (
 
 func modeOf(s string) runner.PermissionMode { return runner.PermissionMode(s) }
 
-func (c *Chat) modeAllowed(m runner.PermissionMode) bool {
-	return c.projectFor(c.b.Config()).ModeAllowed(config.PermissionMode(m))
+func modeAllowed(c *chat.Chat, m runner.PermissionMode) bool {
+	return c.Project(c.Config()).ModeAllowed(config.PermissionMode(m))
 }
 
 // allowedModes lists the modes the chat's project allows, in the config's
 // order.
-func (c *Chat) allowedModes() []string {
+func allowedModes(c *chat.Chat) []string {
 	var out []string
-	for _, m := range c.projectFor(c.b.Config()).AllowedModes {
+	for _, m := range c.Project(c.Config()).AllowedModes {
 		out = append(out, string(m))
 	}
 	return out
@@ -38,8 +41,8 @@ func (c *Chat) allowedModes() []string {
 
 // notAllowedText is the refusal for a mode outside the allowed modes: the
 // daemon's, or the chat's project's when it narrows them.
-func (c *Chat) notAllowedText(m runner.PermissionMode) string {
-	return "⛔ " + render.EscapeHTML(string(m)) + " is not allowed " + notAllowedWhere(c.b.Config(), c.projectFor(c.b.Config()))
+func notAllowedText(c *chat.Chat, m runner.PermissionMode) string {
+	return "⛔ " + render.EscapeHTML(string(m)) + " is not allowed " + notAllowedWhere(c.Config(), c.Project(c.Config()))
 }
 
 // notAllowedWhere names the list that refuses a mode: the daemon's, or the
@@ -59,8 +62,8 @@ func modeText(m runner.PermissionMode) string {
 // its own /mode choice while the operator allows it there, else the
 // project's permission_mode. A stored choice that is not allowed is
 // dropped, and the chat is told.
-func (c *Chat) spawnMode(cfg *config.Config, p config.ProjectSettings) runner.PermissionMode {
-	rec := c.record()
+func spawnMode(c *chat.Chat, cfg *config.Config, p config.ProjectSettings) runner.PermissionMode {
+	rec := c.Record()
 	def := runner.PermissionMode(p.PermissionMode)
 	stored := modeOf(rec.PermissionMode)
 	if stored == "" || stored == def {
@@ -70,21 +73,20 @@ func (c *Chat) spawnMode(cfg *config.Config, p config.ProjectSettings) runner.Pe
 		return stored
 	}
 	where := notAllowedWhere(cfg, p)
-	c.rec.PermissionMode = ""
-	c.saveRecord()
-	c.log.Warn().Str("stored", string(stored)).Str("mode", string(def)).Msg("the chat's permission mode is no longer allowed; using permission_mode")
-	c.reply("ℹ️ This chat's permission mode "+render.EscapeHTML(string(stored))+" is no longer allowed "+where+", so Claude runs in <b>"+
+	c.SaveRecord(func(r *state.Chat) { r.PermissionMode = "" })
+	c.Log().Warn().Str("stored", string(stored)).Str("mode", string(def)).Msg("the chat's permission mode is no longer allowed; using permission_mode")
+	c.Reply("ℹ️ This chat's permission mode "+render.EscapeHTML(string(stored))+" is no longer allowed "+where+", so Claude runs in <b>"+
 		render.EscapeHTML(string(def))+"</b>. /mode shows the modes you can choose.", 0)
 	return def
 }
 
 // currentMode is the mode the chat's CLI runs in, or starts in next.
-func (c *Chat) currentMode() runner.PermissionMode {
-	if c.sess != nil {
-		return c.sess.PermissionMode()
+func currentMode(c *chat.Chat) runner.PermissionMode {
+	if c.Session() != nil {
+		return c.Session().PermissionMode()
 	}
-	p := c.projectFor(c.b.Config())
-	if m := modeOf(c.record().PermissionMode); m != "" && p.ModeAllowed(config.PermissionMode(m)) {
+	p := c.Project(c.Config())
+	if m := modeOf(c.Record().PermissionMode); m != "" && p.ModeAllowed(config.PermissionMode(m)) {
 		return m
 	}
 	return runner.PermissionMode(p.PermissionMode)
@@ -92,102 +94,100 @@ func (c *Chat) currentMode() runner.PermissionMode {
 
 // setMode is /mode: without an argument it shows the allowed modes as
 // buttons, else it switches.
-func (c *Chat) setMode(arg string, replyTo int) {
+func setMode(c *chat.Chat, arg string, replyTo int) {
 	arg = strings.TrimSpace(arg)
 	if arg == "" {
-		cur := c.currentMode()
-		c.showMenu("mode", modeText(cur)+"\nChoose the mode for this chat:", c.allowedModes(), string(cur), replyTo)
+		cur := currentMode(c)
+		c.ShowMenu("mode", modeText(cur)+"\nChoose the mode for this chat:", allowedModes(c), string(cur), replyTo)
 		return
 	}
 	mode := modeOf(arg)
 	if !mode.Valid() {
-		c.reply("Usage: <code>/mode "+render.EscapeHTML(strings.Join(c.allowedModes(), "|"))+"</code>, or /mode alone for buttons", replyTo)
+		c.Reply("Usage: <code>/mode "+render.EscapeHTML(strings.Join(allowedModes(c), "|"))+"</code>, or /mode alone for buttons", replyTo)
 		return
 	}
-	c.applyMode(mode, func(html string) { c.reply(html, replyTo) })
+	applyMode(c, mode, func(html string) { c.Reply(html, replyTo) })
 }
 
 // applyMode switches the chat to mode, or refuses it, and tells the user
 // through respond. With a live CLI the switch is made there first (off the
 // actor) and recorded only once the CLI took it; without one the choice is
 // recorded and the next start uses it.
-func (c *Chat) applyMode(mode runner.PermissionMode, respond func(html string)) {
-	if !c.modeAllowed(mode) {
-		respond(c.notAllowedText(mode))
+func applyMode(c *chat.Chat, mode runner.PermissionMode, respond func(html string)) {
+	if !modeAllowed(c, mode) {
+		respond(notAllowedText(c, mode))
 		return
 	}
-	sess := c.sess
+	sess := c.Session()
 	if sess == nil {
-		c.recordMode(mode)
+		recordMode(c, mode)
 		respond(modeText(mode))
 		return
 	}
-	ctx := c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
-	go func() {
+	c.Offload(func(ctx context.Context) func() {
 		err := sess.SetPermissionMode(ctx, mode)
-		c.post(item{fn: func() {
+		return func() {
 			if err != nil {
 				respond("⚠️ Could not switch the mode: " + render.EscapeHTML(err.Error()))
 				return
 			}
-			c.recordMode(mode)
+			recordMode(c, mode)
 			respond(modeText(mode))
-		}})
-	}()
+		}
+	})
 }
 
 // recordMode stores mode as the chat's choice. The config's own default is
 // not stored for a chat that never chose, so it keeps following the config.
-func (c *Chat) recordMode(mode runner.PermissionMode) {
-	rec := c.record()
-	if modeOf(rec.PermissionMode) == mode || (rec.PermissionMode == "" && string(mode) == string(c.projectFor(c.b.Config()).PermissionMode)) {
+func recordMode(c *chat.Chat, mode runner.PermissionMode) {
+	rec := c.Record()
+	if modeOf(rec.PermissionMode) == mode || (rec.PermissionMode == "" && string(mode) == string(c.Project(c.Config()).PermissionMode)) {
 		return
 	}
-	c.rec.PermissionMode = string(mode)
-	c.saveRecord()
+	c.SaveRecord(func(r *state.Chat) { r.PermissionMode = string(mode) })
 }
 
 // onModeChanged handles a mode switch the CLI announces (system/status).
 // Our own /mode switches arrive here too, already allowed.
-func (c *Chat) onModeChanged(sess *runner.Session, mode runner.PermissionMode) {
-	if sess == nil || sess != c.sess {
+func onModeChanged(c *chat.Chat, sess *runner.Session, mode runner.PermissionMode) {
+	if sess == nil || sess != c.Session() {
 		return
 	}
-	if c.modeAllowed(mode) {
+	if modeAllowed(c, mode) {
 		if err := sess.AdoptPermissionMode(mode); err != nil {
-			c.log.Warn().Err(err).Msg("adopt the CLI's permission mode")
+			c.Log().Warn().Err(err).Msg("adopt the CLI's permission mode")
 			return
 		}
-		c.recordMode(mode)
+		recordMode(c, mode)
 		return
 	}
 	// The session still holds the mode it had before the CLI switched.
 	back := sess.PermissionMode()
-	if !c.modeAllowed(back) {
-		back = runner.PermissionMode(c.projectFor(c.b.Config()).PermissionMode)
+	if !modeAllowed(c, back) {
+		back = runner.PermissionMode(c.Project(c.Config()).PermissionMode)
 	}
-	c.log.Warn().Str("mode", string(mode)).Str("back", string(back)).Msg("the CLI switched to a permission mode that is not allowed; switching back")
-	c.reply("⛔ Claude switched to "+render.EscapeHTML(string(mode))+", which is not allowed "+notAllowedWhere(c.b.Config(), c.projectFor(c.b.Config()))+"; switching back to <b>"+
-		render.EscapeHTML(string(back))+"</b>.", c.replyTarget())
-	base, log := c.ctx(), c.log // on the actor: ensureSession replaces c.log
-	go func() {
-		ctx, cancel := context.WithTimeout(base, 2*runner.DefaultControlTimeout)
+	c.Log().Warn().Str("mode", string(mode)).Str("back", string(back)).Msg("the CLI switched to a permission mode that is not allowed; switching back")
+	c.Reply("⛔ Claude switched to "+render.EscapeHTML(string(mode))+", which is not allowed "+notAllowedWhere(c.Config(), c.Project(c.Config()))+"; switching back to <b>"+
+		render.EscapeHTML(string(back))+"</b>.", c.ReplyTarget())
+	c.Offload(func(ctx context.Context) func() {
+		ctx, cancel := context.WithTimeout(ctx, 2*runner.DefaultControlTimeout)
 		defer cancel()
 		if err := sess.SetPermissionMode(ctx, back); err != nil {
 			// A CLI left in a mode the operator forbids must not go on.
-			log.Error().Err(err).Msg("switch the CLI back to an allowed permission mode; stopping it")
+			zerolog.Ctx(ctx).Error().Err(err).Msg("switch the CLI back to an allowed permission mode; stopping it")
 			sess.Kill()
-			c.post(item{fn: func() {
-				c.reply("⚠️ Could not switch Claude back, so it was stopped. Your next message resumes the session in "+render.EscapeHTML(string(back))+".", 0)
-			}})
+			return func() {
+				c.Reply("⚠️ Could not switch Claude back, so it was stopped. Your next message resumes the session in "+render.EscapeHTML(string(back))+".", 0)
+			}
 		}
-	}()
+		return nil
+	})
 }
 
 // allowedSuggestions drops the permission suggestions that would switch the
 // chat to a mode the operator does not allow, so "Always allow" never
 // offers one (nor sends it to the CLI). The others are kept as they came.
-func (c *Chat) allowedSuggestions(raw json.RawMessage) json.RawMessage {
+func allowedSuggestions(c *chat.Chat, raw json.RawMessage) json.RawMessage {
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
 		return raw
@@ -198,8 +198,8 @@ func (c *Chat) allowedSuggestions(raw json.RawMessage) json.RawMessage {
 			Type string `json:"type"`
 			Mode string `json:"mode"`
 		}
-		if json.Unmarshal(it, &s) == nil && s.Type == "setMode" && !c.modeAllowed(modeOf(s.Mode)) {
-			c.log.Info().Str("mode", s.Mode).Msg("dropping a permission suggestion for a mode that is not allowed")
+		if json.Unmarshal(it, &s) == nil && s.Type == "setMode" && !modeAllowed(c, modeOf(s.Mode)) {
+			c.Log().Info().Str("mode", s.Mode).Msg("dropping a permission suggestion for a mode that is not allowed")
 			continue
 		}
 		kept = append(kept, it)
