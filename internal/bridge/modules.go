@@ -3,6 +3,7 @@ package bridge
 import (
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/modules/background"
+	"github.com/untether/untether/internal/bridge/modules/budget"
 	"github.com/untether/untether/internal/bridge/modules/mcpnotice"
 	"github.com/untether/untether/internal/bridge/modules/settings"
 )
@@ -14,7 +15,7 @@ import (
 func modules(h *chat.Host) []chat.Module {
 	return []chat.Module{
 		settings.New(),
-		chat.BudgetModule(h),
+		budget.New(h),
 		chat.SchedulesModule(h),
 		chat.PlacesModule(h),
 		chat.FilesModule(h),

@@ -91,6 +91,16 @@ func (c *Config) ProjectBudgets() []string {
 	return out
 }
 
+// BudgetApplies reports whether a budget applies to turns in project: a
+// global one ([budget]), or the project's own.
+func (c *Config) BudgetApplies(project string) bool {
+	if c.Budget.Enabled() {
+		return true
+	}
+	p, ok := c.Project(project)
+	return ok && p.Budget.Enabled()
+}
+
 // Remote reports whether the project runs on another machine.
 func (p Project) Remote() bool { return p.Host != "" }
 

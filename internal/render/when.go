@@ -32,3 +32,11 @@ func FormatUntil(t, now time.Time) string {
 	}
 	return s
 }
+
+// ZoneName names the users' time zone ([telegram] timezone) in headers.
+func ZoneName(tz string) string {
+	if tz == "" {
+		return "the host's time zone"
+	}
+	return tz
+}

@@ -101,3 +101,31 @@ func (c *Chat) ShowMenu(kind, html string, choices []string, current string, rep
 func (c *Chat) ShowMenuLabeled(kind, html string, choices, labels []string, current string, replyTo int) *Menu {
 	return c.showMenuLabeled(kind, html, choices, labels, current, replyTo)
 }
+
+// SessionPlace is where the live CLI runs (a config reload does not move
+// it); where the chat will work next is Place.
+func (c *Chat) SessionPlace() Place { return c.sessPlace }
+
+// SessionIdle reports whether the chat has a live CLI with nothing to do:
+// idle, no message on its way to it, none it has not answered.
+func (c *Chat) SessionIdle() bool {
+	return c.sess != nil && c.sess.State() == runner.StateIdle && c.sends.inFlight == nil && len(c.sends.queue) == 0 && len(c.inputs) == 0
+}
+
+// NoteSpendingCap tells the engine what the live CLI may still spend
+// under its --max-budget-usd (capped false: no cap), so a turn its
+// process dies in is charged within it (turn_costs.go).
+func (c *Chat) NoteSpendingCap(capped bool, left float64) {
+	if c.book != nil {
+		c.book.setCap(capped, left)
+	}
+}
+
+// MsgID is the Telegram message the outgoing message came from (0: none).
+func (o *Outgoing) MsgID() int { return o.msgID }
+
+// RestartFirst makes the hand-over restart the CLI, off the actor, before
+// it writes the message (a spending cap that no longer fits).
+func (o *Outgoing) RestartFirst(restart func(ctx context.Context, sess *runner.Session)) {
+	o.restart = restart
+}

@@ -90,7 +90,7 @@ func (c *Chat) sendAttachment(m *models.Message) {
 		label = "the file " + a.name
 	}
 	log := c.log
-	c.sendOutgoing(&outgoing{msgID: m.ID, label: label, from: senderOf(m), prepare: func(ctx context.Context) (runner.UserInput, error) {
+	c.sendOutgoing(&Outgoing{msgID: m.ID, label: label, from: senderOf(m), prepare: func(ctx context.Context) (runner.UserInput, error) {
 		in, err := c.b.attachmentInput(ctx, a, log)
 		if err != nil {
 			log.Warn().Err(err).Msg("attachment")
@@ -224,7 +224,7 @@ func (c cancelOnClose) Close() error {
 // ready runs an outgoing message's prepare step, if any, in the hand-over
 // goroutine; afterwards o.input is what goes to the CLI (and what a
 // re-send after a crash sends again).
-func (o *outgoing) ready(ctx context.Context) error {
+func (o *Outgoing) ready(ctx context.Context) error {
 	if o.prepare == nil {
 		return nil
 	}

@@ -33,16 +33,8 @@ type bridgeAway struct {
 	schedProjects atomic.Pointer[map[string]string]
 }
 
-// chatAway is a chat's part. Only the actor touches it, except spawnCap.
+// chatAway is a chat's part. Only the actor touches it.
 type chatAway struct {
-	// spawnCap is what the latest spawn of the chat's CLI was allowed to
-	// spend (math.Float64bits; 0: no cap). The runner asks for it on its
-	// own goroutine (budgetCap); the actor reads it at ProcessStarted.
-	spawnCap atomic.Uint64
-	// procCap and procSpent are the running process's cap and what its
-	// turns cost since it started: what it may still spend.
-	procCap, procSpent float64
-	procCapped         bool
 	// rejection is a rate_limit_event that rejected the current turn.
 	rejection *runner.RateLimit
 	// waiting are scheduled runs that came while the chat was busy.
@@ -75,21 +67,6 @@ func (b *Engine) clockTime(wall time.Time) time.Time {
 		return time.Time{}
 	}
 	return b.now().Add(-time.Since(wall))
-}
-
-// chatKeyLabel names a chat in /usage: "this chat", "chat 42 · topic 7".
-func chatKeyLabel(key, self state.ChatKey) string {
-	if key == self {
-		if key.Thread != 0 {
-			return "this topic"
-		}
-		return "this chat"
-	}
-	s := "chat " + strconv.FormatInt(int64(key.Chat), 10)
-	if key.Thread != 0 {
-		s += " · topic " + strconv.Itoa(int(key.Thread))
-	}
-	return s
 }
 
 // Buttons of retries after a subscription limit and of schedules: their

@@ -141,7 +141,7 @@ func (c *Chat) flushBatch() {
 	if b.kind == batchForward {
 		label = fmt.Sprintf("%d forwarded %s", len(b.parts), pluralWord(len(b.parts), "message", "messages"))
 	}
-	c.sendOutgoing(&outgoing{msgID: replyTo, updateID: b.updates[len(b.updates)-1], label: label, from: senderOf(b.parts[0]),
+	c.sendOutgoing(&Outgoing{msgID: replyTo, updateID: b.updates[len(b.updates)-1], label: label, from: senderOf(b.parts[0]),
 		prepare: func(ctx context.Context) (runner.UserInput, error) {
 			in, err := c.b.batchInput(ctx, b, atts, log)
 			if err != nil {

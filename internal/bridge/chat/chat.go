@@ -62,7 +62,7 @@ type Chat struct {
 	// but has not answered yet, in the order they were written, so they
 	// can be sent again if the CLI dies with them queued.
 	sends     sendQueue
-	inputs    map[runner.MessageUUID]*outgoing
+	inputs    map[runner.MessageUUID]*Outgoing
 	sentOrder []runner.MessageUUID
 	// sessPlace is where sess runs (projects.go); continueNext makes the
 	// next session continue the directory's latest conversation
@@ -86,7 +86,8 @@ type Chat struct {
 	// takes it.
 	curUpdate int64
 
-	away chatAway // budgets, limits and schedules (away.go)
+	away  chatAway // limits and schedules (away.go)
+	slots []any    // the modules' state in this chat (slot.go)
 }
 
 // Journal tags of the messages the bridge sends.
@@ -105,7 +106,7 @@ func newChat(b *Engine, key state.ChatKey, group bool) *Chat {
 		approvals: map[string]*approval{},
 		byRequest: map[runner.RequestID]string{},
 		userMsgs:  map[runner.MessageUUID]int{},
-		inputs:    map[runner.MessageUUID]*outgoing{},
+		inputs:    map[runner.MessageUUID]*Outgoing{},
 	}
 }
 

@@ -134,7 +134,7 @@ func (c *Chat) prewarm() {
 // (which may start the CLI, or wait for a live-process slot) runs off the
 // actor; see dispatch.go.
 func (c *Chat) send(input runner.UserInput, msgID int, from state.UserID) {
-	c.sendOutgoing(&outgoing{input: input, msgID: msgID, label: labelOf(input), from: from})
+	c.sendOutgoing(&Outgoing{input: input, msgID: msgID, label: labelOf(input), from: from})
 }
 
 // senderOf is the user who sent m (0 when Telegram names none).
@@ -145,7 +145,7 @@ func senderOf(m *models.Message) state.UserID {
 	return state.UserID(m.From.ID)
 }
 
-func (c *Chat) sendOutgoing(o *outgoing) {
+func (c *Chat) sendOutgoing(o *Outgoing) {
 	c.leaveClosedProject()                // projects_allowed.go: a scheduled run, a retry
 	for _, gate := range c.b.reg.onSend { // budget.go: refused, and told
 		if !gate(c, o) {

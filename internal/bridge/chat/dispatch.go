@@ -12,14 +12,14 @@ import (
 	"github.com/untether/untether/internal/runner"
 )
 
-// outgoing is a user message on its way to Claude. Handing it over can take
+// Outgoing is a user message on its way to Claude. Handing it over can take
 // long: a cold start costs ~0.75 s, and when every live-process slot is
 // taken (by turns that may wait 15 minutes for an approval) the wait for a
 // slot has no bound. So it never runs on the actor: the chat keeps its
 // messages in order and hands them to a goroutine one at a time, which
 // reports back through the mailbox. Meanwhile the chat answers /status,
 // /cancel and its buttons as usual.
-type outgoing struct {
+type Outgoing struct {
 	input    runner.UserInput
 	msgID    int   // the Telegram message it came from (0: none)
 	updateID int64 // its update, confirmed only once handed over (or answered)
@@ -47,8 +47,8 @@ type outgoing struct {
 
 // sendQueue is the chat's messages not yet written to the CLI.
 type sendQueue struct {
-	queue    []*outgoing
-	inFlight *outgoing
+	queue    []*Outgoing
+	inFlight *Outgoing
 	since    time.Time       // when inFlight was handed to its goroutine
 	notice   *outbox.Message // "waiting for a free slot", while shown
 	text     string          // the notice's current text
@@ -73,7 +73,7 @@ func labelOf(in runner.UserInput) string {
 
 // enqueue adds a message behind the ones already waiting and starts handing
 // them over.
-func (c *Chat) enqueue(o *outgoing) {
+func (c *Chat) enqueue(o *Outgoing) {
 	if o.updateID == 0 {
 		o.updateID = c.takeUpdate()
 	}
@@ -120,7 +120,7 @@ func (c *Chat) pump() {
 
 // sendDone records a message the CLI now has, or tells the user why it
 // does not, then hands over the next one.
-func (c *Chat) sendDone(sess *runner.Session, o *outgoing, uuid runner.MessageUUID, err error) {
+func (c *Chat) sendDone(sess *runner.Session, o *Outgoing, uuid runner.MessageUUID, err error) {
 	if c.sends.inFlight == o {
 		c.sends.inFlight = nil
 	}
@@ -190,7 +190,7 @@ func (c *Chat) endTurnIfEmpty() {
 }
 
 // settle runs o's settled callback now (o was refused before it was queued).
-func (o *outgoing) settle() {
+func (o *Outgoing) settle() {
 	if o.settled != nil {
 		o.settled()
 		o.settled = nil
@@ -199,7 +199,7 @@ func (o *outgoing) settle() {
 
 // finishOutgoing confirms the message's update: it is either in the CLI's
 // hands or the user has been told it is not.
-func (c *Chat) finishOutgoing(o *outgoing) {
+func (c *Chat) finishOutgoing(o *Outgoing) {
 	if o.updateID != 0 {
 		c.b.finishUpdate(o.updateID)
 		o.updateID = 0
@@ -254,7 +254,7 @@ func (c *Chat) deferSends() {
 	if !c.waitingForSlot() {
 		return // already starting: it goes through, and the drain waits for it
 	}
-	waiting := append([]*outgoing{c.sends.inFlight}, c.sends.queue...)
+	waiting := append([]*Outgoing{c.sends.inFlight}, c.sends.queue...)
 	c.sends.queue = nil
 	for _, o := range waiting {
 		o.deferred = true

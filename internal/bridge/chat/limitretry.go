@@ -165,6 +165,6 @@ func (c *Chat) fireRetry(r state.Retry) {
 	c.editLimitNotice(r, render.LimitRetry{State: render.LimitRetrySent, At: c.b.now()})
 	c.log.Info().Time("resets_at", r.ResetsAt).Msg("sending a prompt again after its limit reset")
 	c.handOverRetry(r) // pending_runs.go
-	c.sendOutgoing(&outgoing{input: in, msgID: int(r.ReplyTo), label: labelOf(in), from: r.CreatedBy,
+	c.sendOutgoing(&Outgoing{input: in, msgID: int(r.ReplyTo), label: labelOf(in), from: r.CreatedBy,
 		settled: func() { c.finishRetry(r, state.RetrySent) }})
 }

@@ -3,9 +3,6 @@ package chat
 // The modules that still live in this package, while they move out to
 // internal/bridge/modules one by one; bridge's modules.go lists them.
 
-// BudgetModule is /usage and /budget.
-func BudgetModule(h *Host) Module { return budgetModule{h.e} }
-
 // SchedulesModule is /at, /every, /schedules and retries after a limit.
 func SchedulesModule(h *Host) Module { return schedulesModule{h.e} }
 
@@ -19,7 +16,6 @@ func FilesModule(h *Host) Module { return filesModule{h.e} }
 func PhoneModule(h *Host) Module { return phoneModule{h.e} }
 
 type (
-	budgetModule    struct{ b *Engine }
 	schedulesModule struct{ b *Engine }
 	placesModule    struct{ b *Engine }
 	filesModule     struct{ b *Engine }

@@ -138,7 +138,7 @@ func (c *Chat) noteSession(id runner.SessionID) {
 }
 
 // noteFirstPrompt keeps the first message of the session for /sessions.
-func (c *Chat) noteFirstPrompt(o *outgoing) {
+func (c *Chat) noteFirstPrompt(o *Outgoing) {
 	if c.promptNoted || c.rec.SessionID == "" || o.resend {
 		return
 	}

@@ -52,13 +52,13 @@ func (c *Chat) forgetSent(uuids ...runner.MessageUUID) {
 // tools. Whatever the CLI had is forgotten, so nothing leaks across
 // processes.
 func (c *Chat) resendQueued() {
-	var again []*outgoing
+	var again []*Outgoing
 	for _, u := range c.sentOrder {
 		o := c.inputs[u]
 		if o == nil || o.state == runner.MessageStarted || o.state == runner.MessageCompleted {
 			continue
 		}
-		again = append(again, &outgoing{input: o.input, msgID: o.msgID, label: o.label, from: o.from, resend: true})
+		again = append(again, &Outgoing{input: o.input, msgID: o.msgID, label: o.label, from: o.from, resend: true})
 	}
 	clear(c.inputs)
 	clear(c.userMsgs)

@@ -135,7 +135,7 @@ type Registry struct {
 	onEdit    func(c *Chat, m *models.Message)
 	onEvent   []func(c *Chat, ev runner.Event)
 	onSpawn   []func(c *Chat, rc *runner.Config, pl Place)
-	onSend    []func(c *Chat, o *outgoing) bool
+	onSend    []func(c *Chat, o *Outgoing) bool
 	intercept []func(c *Chat, tc runner.TurnCompleted, replyTo int) bool
 	notes     []func(c *Chat, tc runner.TurnCompleted) []string
 	headings  []func(c *Chat, tc runner.TurnCompleted) string
@@ -145,6 +145,7 @@ type Registry struct {
 	onStatus  []func(c *Chat, info *render.StatusInfo)
 	onFlush   []func(c *Chat)
 	onReplay  []func(entries []outbox.JournalEntry)
+	slots     int // how many slots modules asked for (slot.go)
 }
 
 func newRegistry() *Registry {
@@ -213,7 +214,7 @@ func (r *Registry) OnSpawn(h func(c *Chat, rc *runner.Config, pl Place)) {
 
 // OnSend adds a gate every message to Claude passes; a gate that refuses
 // returns false and has told the user why.
-func (r *Registry) OnSend(h func(c *Chat, o *outgoing) bool) { r.onSend = append(r.onSend, h) }
+func (r *Registry) OnSend(h func(c *Chat, o *Outgoing) bool) { r.onSend = append(r.onSend, h) }
 
 // InterceptAnswer adds a hook on every finished turn, before its inputs
 // are forgotten: a hook that answers the turn itself (a prompt a limit

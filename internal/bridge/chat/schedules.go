@@ -43,7 +43,7 @@ func (c *Chat) scheduleAt(args string, m *models.Message) {
 	at, prompt, err := parseAt(args, now)
 	if err != nil {
 		c.reply("⚠️ "+render.EscapeHTML(err.Error())+"\nUsage: /at 30m PROMPT, /at 09:00 PROMPT or /at tomorrow 09:00 PROMPT "+
-			"(times in "+render.EscapeHTML(zoneName(c.b.Config().Telegram.Timezone))+").", m.ID)
+			"(times in "+render.EscapeHTML(render.ZoneName(c.b.Config().Telegram.Timezone))+").", m.ID)
 		return
 	}
 	c.addSchedule(state.Schedule{Key: c.key, Timezone: c.b.Config().Telegram.Timezone, Prompt: prompt, NextRun: at}, m)
@@ -129,7 +129,7 @@ func (c *Chat) setPaused(paused bool, replyTo int, text string) {
 func (c *Chat) schedulesList() (string, render.Keyboard) {
 	cfg := c.b.Config()
 	loc := cfg.Telegram.Location()
-	r := render.SchedulesReport{Now: c.b.now().In(loc), Zone: zoneName(cfg.Telegram.Timezone), Max: cfg.Scheduler.MaxPerChat,
+	r := render.SchedulesReport{Now: c.b.now().In(loc), Zone: render.ZoneName(cfg.Telegram.Timezone), Max: cfg.Scheduler.MaxPerChat,
 		CatchUp: cfg.Scheduler.CatchUp}
 	var err error
 	if r.Paused, err = c.b.schedulesPaused(c.ctx()); err != nil {
@@ -143,7 +143,7 @@ func (c *Chat) schedulesList() (string, render.Keyboard) {
 		it := render.ScheduledPrompt{ID: sc.ID, Cron: sc.Cron, Prompt: sc.Prompt, NextRun: sc.NextRun.In(loc),
 			FromConfig: sc.Source == state.ScheduleFromConfig, FreshSession: sc.FreshSession, Project: c.b.scheduleProject(sc)}
 		if sc.Cron != "" && sc.Timezone != cfg.Telegram.Timezone {
-			it.Zone = zoneName(sc.Timezone)
+			it.Zone = render.ZoneName(sc.Timezone)
 		}
 		if !it.FromConfig {
 			it.DeleteData = callbackData(btnDeleteSchedule, strconv.FormatInt(sc.ID, 10))
@@ -191,7 +191,7 @@ func (c *Chat) runScheduled(sc state.Schedule) {
 	before := c.turn
 	c.log.Info().Int64("schedule", sc.ID).Msg("running a scheduled prompt")
 	in := runner.UserInput{Text: sc.Prompt}
-	c.sendOutgoing(&outgoing{input: in, label: labelOf(in), from: sc.CreatedBy, settled: func() { c.finishScheduleRun(sc) }}) // pending_runs.go
+	c.sendOutgoing(&Outgoing{input: in, label: labelOf(in), from: sc.CreatedBy, settled: func() { c.finishScheduleRun(sc) }}) // pending_runs.go
 	if t := c.turn; t != nil && t != before && !t.done {
 		t.notes = append(t.notes, scheduledNote(sc))
 	}

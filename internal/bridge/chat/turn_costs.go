@@ -216,7 +216,7 @@ func (c *Chat) chargeUnreported() string {
 	}
 	c.log.Info().Float64("cost_usd", rec.CostUSD).Msg("charging the estimate for a turn whose CLI died before reporting its cost")
 	c.recordTurn(rec)
-	if !budgetsApply(c.b.Config(), rec.Project) {
+	if !c.b.Config().BudgetApplies(rec.Project) {
 		return ""
 	}
 	return "\n💸 Claude did not report what this turn cost, so it counts as " + render.FormatCost(rec.CostUSD) +

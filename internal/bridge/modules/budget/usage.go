@@ -1,9 +1,12 @@
-package chat
+package budget
 
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"time"
+
+	"github.com/untether/untether/internal/bridge/chat"
 
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/render"
@@ -15,10 +18,10 @@ const usageChartDays = 14
 
 // showUsage answers /usage from the turns table and the last known
 // subscription windows.
-func (c *Chat) showUsage(replyTo int) {
-	cfg := c.b.Config()
+func (m *Module) showUsage(c *chat.Chat, replyTo int) {
+	cfg := c.Config()
 	loc := cfg.Telegram.Location()
-	now := c.b.now().In(loc)
+	now := m.host.Now().In(loc)
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
 	week := today.AddDate(0, 0, -6)
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, loc)
@@ -27,15 +30,15 @@ func (c *Chat) showUsage(replyTo int) {
 	if month.Before(since) {
 		since = month
 	}
-	turns, err := c.b.store.TurnsSince(c.ctx(), since)
+	turns, err := m.store.TurnsSince(c.Ctx(), since)
 	if err != nil {
-		c.reply("⚠️ Could not read the turns: "+render.EscapeHTML(err.Error()), replyTo)
+		c.Reply("⚠️ Could not read the turns: "+render.EscapeHTML(err.Error()), replyTo)
 		return
 	}
-	r := render.UsageReport{Now: now, Zone: zoneName(cfg.Telegram.Timezone), Periods: []render.UsagePeriod{
-		usagePeriod("Today", turns, today, c.key),
-		usagePeriod("Last 7 days", turns, week, c.key),
-		usagePeriod("This month", turns, month, c.key),
+	r := render.UsageReport{Now: now, Zone: render.ZoneName(cfg.Telegram.Timezone), Periods: []render.UsagePeriod{
+		usagePeriod("Today", turns, today, c.Key()),
+		usagePeriod("Last 7 days", turns, week, c.Key()),
+		usagePeriod("This month", turns, month, c.Key()),
 	}}
 	for d := range usageChartDays {
 		day := render.UsageDay{Day: chartFrom.AddDate(0, 0, d)}
@@ -48,9 +51,9 @@ func (c *Chat) showUsage(replyTo int) {
 		}
 		r.Days = append(r.Days, day)
 	}
-	ws, err := c.b.store.LimitWindows(c.ctx())
+	ws, err := m.store.LimitWindows(c.Ctx())
 	if err != nil {
-		c.log.Error().Err(err).Msg("read subscription windows")
+		c.Log().Error().Err(err).Msg("read subscription windows")
 	}
 	for _, w := range ws {
 		r.Windows = append(r.Windows, render.UsageWindow{Type: w.Type, Status: w.Status, Utilization: w.Utilization,
@@ -59,7 +62,7 @@ func (c *Chat) showUsage(replyTo int) {
 			r.WindowsAt = w.UpdatedAt.In(loc)
 		}
 	}
-	c.reply(render.RenderUsage(r), replyTo)
+	c.Reply(render.RenderUsage(r), replyTo)
 }
 
 // usagePeriod totals the turns since from, in all and per chat (the most
@@ -102,8 +105,8 @@ func b2i(b bool) int {
 
 // onRateLimit records the subscription windows a rate_limit_event reports
 // (they are the account's, shared by every chat).
-func (c *Chat) onRateLimit(e runner.RateLimit) {
-	now := c.b.now()
+func (m *Module) onRateLimit(c *chat.Chat, e runner.RateLimit) {
+	now := m.host.Now()
 	ws := make([]state.LimitWindow, 0, len(e.Windows)+1)
 	top := -1
 	for _, w := range e.Windows {
@@ -124,26 +127,41 @@ func (c *Chat) onRateLimit(e runner.RateLimit) {
 			ws[top].ResetsAt = e.ResetsAt
 		}
 	}
-	if err := c.b.store.PutLimitWindows(c.ctx(), ws); err != nil {
-		c.log.Error().Err(err).Msg("record subscription windows")
+	if err := m.store.PutLimitWindows(c.Ctx(), ws); err != nil {
+		c.Log().Error().Err(err).Msg("record subscription windows")
 	}
 }
 
 // windowWarning is the answer's line about a subscription window at 70 %
 // or more. Windows that warn or reject by their own status are left out:
 // the answer's "what happened" block already shows those.
-func (c *Chat) windowWarning() string {
-	ws, err := c.b.store.LimitWindows(c.ctx())
+func (m *Module) windowWarning(c *chat.Chat) string {
+	ws, err := m.store.LimitWindows(c.Ctx())
 	if err != nil {
-		c.log.Error().Err(err).Msg("read subscription windows")
+		c.Log().Error().Err(err).Msg("read subscription windows")
 		return ""
 	}
-	loc := c.b.Config().Telegram.Location()
+	loc := c.Config().Telegram.Location()
 	var quiet []render.UsageWindow
 	for _, w := range ws {
 		if w.Status == "" || w.Status == "allowed" {
 			quiet = append(quiet, render.UsageWindow{Type: w.Type, Utilization: w.Utilization, ResetsAt: w.ResetsAt.In(loc)})
 		}
 	}
-	return render.WindowWarning(quiet, c.b.now().In(loc))
+	return render.WindowWarning(quiet, m.host.Now().In(loc))
+}
+
+// chatKeyLabel names a chat in /usage: "this chat", "chat 42 · topic 7".
+func chatKeyLabel(key, self state.ChatKey) string {
+	if key == self {
+		if key.Thread != 0 {
+			return "this topic"
+		}
+		return "this chat"
+	}
+	s := "chat " + strconv.FormatInt(int64(key.Chat), 10)
+	if key.Thread != 0 {
+		s += " · topic " + strconv.Itoa(int(key.Thread))
+	}
+	return s
 }

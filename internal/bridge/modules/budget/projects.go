@@ -1,4 +1,4 @@
-package chat
+package budget
 
 import (
 	"context"
@@ -12,23 +12,13 @@ import (
 // turns table files each turn under the project its session ran in). They
 // add to the global budgets, never replace them; budget.go applies both.
 
-// budgetsApply reports whether a budget applies to turns in project: a
-// global one, or the project's own.
-func budgetsApply(cfg *config.Config, project string) bool {
-	if cfg.Budget.Enabled() {
-		return true
-	}
-	p, ok := cfg.Project(project)
-	return ok && p.Budget.Enabled()
-}
-
 // addProjectBudget appends project's own budgets to st, if it has any.
-func (b *Engine) addProjectBudget(ctx context.Context, cfg *config.Config, st *budgetState, project string) error {
+func (m *Module) addProjectBudget(ctx context.Context, cfg *config.Config, st *budgetState, project string) error {
 	p, ok := cfg.Project(project)
 	if !ok || !p.Budget.Enabled() {
 		return nil
 	}
-	limits, err := b.projectLimits(ctx, cfg, p)
+	limits, err := m.projectLimits(ctx, cfg, p)
 	if err != nil {
 		return err
 	}
@@ -38,18 +28,18 @@ func (b *Engine) addProjectBudget(ctx context.Context, cfg *config.Config, st *b
 }
 
 // projectLimits are where project p's own budgets stand.
-func (b *Engine) projectLimits(ctx context.Context, cfg *config.Config, p config.ProjectSettings) ([]render.BudgetLimit, error) {
-	_, day, month := b.budgetPeriods(cfg)
+func (m *Module) projectLimits(ctx context.Context, cfg *config.Config, p config.ProjectSettings) ([]render.BudgetLimit, error) {
+	_, day, month := m.budgetPeriods(cfg)
 	var out []render.BudgetLimit
 	if usd := p.Budget.DailyUSD; usd > 0 {
-		spent, err := b.store.ProjectCostSince(ctx, p.Name, day)
+		spent, err := m.store.ProjectCostSince(ctx, p.Name, day)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, render.BudgetLimit{Period: "daily", Project: p.Name, LimitUSD: usd, SpentUSD: spent, ResetsAt: day.AddDate(0, 0, 1)})
 	}
 	if usd := p.Budget.MonthlyUSD; usd > 0 {
-		spent, err := b.store.ProjectCostSince(ctx, p.Name, month)
+		spent, err := m.store.ProjectCostSince(ctx, p.Name, month)
 		if err != nil {
 			return nil, err
 		}
@@ -67,11 +57,11 @@ func projectWarnAt(cfg *config.Config, p config.ProjectSettings) float64 {
 }
 
 // projectBudgets are the projects with a budget of their own, for /budget.
-func (b *Engine) projectBudgets(ctx context.Context, cfg *config.Config) ([]render.ProjectBudget, error) {
+func (m *Module) projectBudgets(ctx context.Context, cfg *config.Config) ([]render.ProjectBudget, error) {
 	var out []render.ProjectBudget
 	for _, name := range cfg.ProjectBudgets() {
 		p, _ := cfg.Project(name)
-		limits, err := b.projectLimits(ctx, cfg, p)
+		limits, err := m.projectLimits(ctx, cfg, p)
 		if err != nil {
 			return nil, err
 		}
