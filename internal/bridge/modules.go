@@ -5,6 +5,7 @@ import (
 	"github.com/untether/untether/internal/bridge/modules/background"
 	"github.com/untether/untether/internal/bridge/modules/budget"
 	"github.com/untether/untether/internal/bridge/modules/mcpnotice"
+	"github.com/untether/untether/internal/bridge/modules/schedules"
 	"github.com/untether/untether/internal/bridge/modules/settings"
 )
 
@@ -16,7 +17,7 @@ func modules(h *chat.Host) []chat.Module {
 	return []chat.Module{
 		settings.New(),
 		budget.New(h),
-		chat.SchedulesModule(h),
+		schedules.New(h),
 		chat.PlacesModule(h),
 		chat.FilesModule(h),
 		chat.PhoneModule(h),

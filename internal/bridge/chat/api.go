@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/rs/zerolog"
+
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
@@ -128,4 +129,87 @@ func (o *Outgoing) MsgID() int { return o.msgID }
 // it writes the message (a spending cap that no longer fits).
 func (o *Outgoing) RestartFirst(restart func(ctx context.Context, sess *runner.Session)) {
 	o.restart = restart
+}
+
+// FlushPending sends what modules collect for the chat (an album, forwards)
+// now, before other work for the chat goes ahead (a scheduled run).
+func (c *Chat) FlushPending() { c.flushPending() }
+
+// ResetSession forgets the chat's session where it works, as /new does:
+// the next message starts a fresh one.
+func (c *Chat) ResetSession() { c.resetSession() }
+
+// Send queues text for Claude from user from, answering Telegram message
+// msgID (0: none); budgets, modes and approvals apply as to any message.
+func (c *Chat) Send(in runner.UserInput, msgID int, from state.UserID) { c.send(in, msgID, from) }
+
+// SendOutgoing queues a message a module made (NewOutgoing) for Claude.
+func (c *Chat) SendOutgoing(o *Outgoing) { c.sendOutgoing(o) }
+
+// NewOutgoing is a message for Claude from user from (0: nobody, as for a
+// [[schedules]] entry), answering Telegram message msgID (0: none).
+func NewOutgoing(in runner.UserInput, msgID int, from state.UserID) *Outgoing {
+	return &Outgoing{input: in, msgID: msgID, label: LabelOf(in), from: from}
+}
+
+// OnSettled makes fn run once the message has reached the CLI or the user
+// has been told why not (never when a drain left it for the next start).
+func (o *Outgoing) OnSettled(fn func()) *Outgoing {
+	o.settled = fn
+	return o
+}
+
+// WithNote adds note to the notes of the turn the message starts, shown in
+// its progress and above its answer's footer.
+func (o *Outgoing) WithNote(note string) *Outgoing {
+	o.note = note
+	return o
+}
+
+// TurnPrompt is the prompt a finished turn answered, as untether wrote it
+// to the CLI, and who it was from; ok is false when the turn's prompt is
+// not one untether wrote (or is forgotten).
+func (c *Chat) TurnPrompt(tc runner.TurnCompleted) (in runner.UserInput, from state.UserID, ok bool) {
+	for _, u := range append(append([]runner.MessageUUID(nil), tc.Messages...), c.started) {
+		if o := c.inputs[u]; o != nil {
+			return o.input, o.from, true
+		}
+	}
+	return runner.UserInput{}, 0, false
+}
+
+// SendMessage sends content to the chat through the outbox.
+func (c *Chat) SendMessage(prio outbox.Priority, content outbox.Content, opts outbox.SendOptions) *outbox.Message {
+	return c.b.out.Send(c.ctx(), c.outKey, prio, content, opts)
+}
+
+// SendMedia sends files to the chat through the outbox.
+func (c *Chat) SendMedia(prio outbox.Priority, media outbox.Media, opts outbox.SendOptions) *outbox.Message {
+	return c.b.out.SendMedia(c.ctx(), c.outKey, prio, media, opts)
+}
+
+// EditMessage edits a message the chat was sent.
+func (c *Chat) EditMessage(m *outbox.Message, prio outbox.Priority, content outbox.Content) {
+	c.b.out.Edit(c.ctx(), m, prio, content)
+}
+
+// Message is the chat's message id as an outbox message, to edit it (one
+// sent before a restart, whose id the state database kept).
+func (c *Chat) Message(id int) *outbox.Message { return c.b.out.Adopt(c.outKey, outbox.MessageID(id)) }
+
+// Place is the project the chat works in under cfg and where in it
+// (branch), as its users chose or the config's default.
+func (c *Chat) Place(cfg *config.Config) (config.ProjectSettings, Place) { return c.placeFor(cfg) }
+
+// MayUse reports whether the chat may work in project p (its
+// allowed_chat_ids).
+func (c *Chat) MayUse(p config.ProjectSettings) bool { return c.mayUse(p) }
+
+// NotOpen says that the chat may not use p, naming the config key.
+func (c *Chat) NotOpen(p config.ProjectSettings) string { return c.notOpen(p) }
+
+// SwitchPlace moves the chat to pl, keeping the session it had there; a
+// busy chat is refused through respond. It reports whether it moved.
+func (c *Chat) SwitchPlace(pl Place, respond func(html string)) bool {
+	return c.switchPlace(pl, respond)
 }

@@ -33,7 +33,7 @@ func (c *Chat) requestApproval(req runner.ApprovalRequested) {
 	}
 	cfg := c.b.Config()
 	now := time.Now()
-	a := &approval{token: newToken(), req: req, created: now, deadline: now.Add(cfg.Claude.ApprovalTimeout.Std()), sess: c.sess}
+	a := &approval{token: NewToken(), req: req, created: now, deadline: now.Add(cfg.Claude.ApprovalTimeout.Std()), sess: c.sess}
 	var (
 		html string
 		kb   render.Keyboard
@@ -43,9 +43,9 @@ func (c *Chat) requestApproval(req runner.ApprovalRequested) {
 		html, kb = c.renderQuestion(a)
 	} else {
 		btns := render.ApprovalButtons{
-			Approve: callbackData(btnApprove, a.token),
-			Deny:    callbackData(btnDeny, a.token),
-			Always:  callbackData(btnAlways, a.token),
+			Approve: CallbackData(btnApprove, a.token),
+			Deny:    CallbackData(btnDeny, a.token),
+			Always:  CallbackData(btnAlways, a.token),
 		}
 		for _, h := range c.b.reg.onApprove { // files_out.go: 📄 Full diff, shown when the preview is cut
 			h(c, a, &btns)
@@ -102,7 +102,7 @@ func (c *Chat) pendingItems() []render.PendingItem {
 	return out
 }
 
-func userName(u models.User) string {
+func UserName(u models.User) string {
 	if u.Username != "" {
 		return "@" + u.Username
 	}
@@ -153,7 +153,7 @@ func (c *Chat) resolve(a *approval, d runner.Decision, outcome render.Decision, 
 		uid state.UserID
 	)
 	if from != nil {
-		by, uid = userName(*from), state.UserID(from.ID)
+		by, uid = UserName(*from), state.UserID(from.ID)
 	}
 	if err := a.sess.Respond(a.req.RequestID, d); err != nil {
 		if errors.Is(err, runner.ErrUnknownRequest) {

@@ -14,26 +14,26 @@ import (
 	"github.com/untether/untether/internal/bridge/state"
 )
 
-// buttonKind is the action a callback button performs: the first byte of
+// ButtonKind is the action a callback button performs: the first byte of
 // its callback data. Each is registered once, by the engine or a module
 // (Registry.Button, Registry.StoredButton); these are the engine's.
-type buttonKind byte
+type ButtonKind byte
 
 const (
-	btnApprove buttonKind = 'a'
-	btnDeny    buttonKind = 'd'
-	btnAlways  buttonKind = 'A'
-	btnOption  buttonKind = 'o'
-	btnToggle  buttonKind = 't' // ticks a multi-select option
-	btnDone    buttonKind = 'D' // finishes a multi-select question
-	btnCancel  buttonKind = 'c'
+	btnApprove ButtonKind = 'a'
+	btnDeny    ButtonKind = 'd'
+	btnAlways  ButtonKind = 'A'
+	btnOption  ButtonKind = 'o'
+	btnToggle  ButtonKind = 't' // ticks a multi-select option
+	btnDone    ButtonKind = 'D' // finishes a multi-select question
+	btnCancel  ButtonKind = 'c'
 	// btnContinue resumes a turn a restart stopped at an approval; its
 	// token is the approval's, valid across restarts (drain.go).
-	btnContinue buttonKind = 'r'
+	btnContinue ButtonKind = 'r'
 	// btnKeepWaiting answers the stall question of a turn (stall.go); its
 	// token is the turn's cancel token.
-	btnKeepWaiting buttonKind = 'w'
-	btnPick        buttonKind = 'p' // a choice menu's button (menus.go)
+	btnKeepWaiting ButtonKind = 'w'
+	btnPick        ButtonKind = 'p' // a choice menu's button (menus.go)
 )
 
 // turnOver answers a press on a turn's button after the turn ended.
@@ -66,7 +66,23 @@ func (b *Engine) registerEngineButtons(r *Registry) {
 	r.Button(btnKeepWaiting, Button{Ack: "Waiting on", Stale: turnOver, Press: func(c *Chat, p Press) { c.keepWaiting(p) }})
 	r.Button(btnPick, Button{Arg: true, Press: func(c *Chat, p Press) { c.onPick(p) }})
 	r.StoredButton(btnContinue, StoredButton{NoAck: true, WaitFirst: true,
-		Wait: "untether is restarting; press ▶️ Continue again once it is back.", Resolve: b.resolveContinue}) // drain.go
+		Wait: "untether is restarting; press ▶️ Continue again once it is back.", Resolve: b.resolveContinue, // drain.go
+		Sample: b.sampleContinue})
+}
+
+// sampleContinue makes an approval a restart interrupted, whose ▶️
+// Continue works (StoredButton.Sample).
+func (b *Engine) sampleContinue(ctx context.Context, key state.ChatKey) (string, error) {
+	tok, now := NewToken(), time.Now()
+	a := state.Approval{Token: tok, Key: key, RequestID: "req-" + tok, Tool: "Bash", Summary: "true",
+		InputJSON: []byte(`{"command":"true"}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := b.store.PutApproval(ctx, a); err != nil {
+		return "", err
+	}
+	if err := b.store.DecideApproval(ctx, tok, state.DecisionInterrupted, 0, now, "untether restarted"); err != nil {
+		return "", err
+	}
+	return tok, nil
 }
 
 // buttonRef is what a callback token stands for.
@@ -82,9 +98,9 @@ type pressRoute struct {
 	deliver func(updateID int64) bool
 }
 
-// expiredText answers a press whose button nothing serves; a press from
+// ExpiredText answers a press whose button nothing serves; a press from
 // a chat the button does not belong to gets it too, so it learns nothing.
-const expiredText = "This button has expired."
+const ExpiredText = "This button has expired."
 
 // routeCallback checks the press, then hands its work to the chat. Every
 // kind of button goes through the same checks, in this order: the user
@@ -106,10 +122,10 @@ func (b *Engine) routeCallback(ctx context.Context, updateID int64, cq *models.C
 		b.answerCallback(cq.ID, refusal, true)
 		return false
 	}
-	if from, ok := pressKey(cq); !ok || from != rt.key {
+	if from, ok := PressKey(cq); !ok || from != rt.key {
 		b.ignored.log(b, "foreign-press", callbackChat(cq), cq.From.ID,
 			"refusing a button press from a chat or topic the button does not belong to (a copied or forged callback)")
-		b.answerCallback(cq.ID, expiredText, true)
+		b.answerCallback(cq.ID, ExpiredText, true)
 		return false
 	}
 	return rt.deliver(updateID)
@@ -119,7 +135,7 @@ func (b *Engine) routeCallback(ctx context.Context, updateID int64, cq *models.C
 // button no longer works. Buttons whose tokens the engine's table knows go
 // to the chat that registered them; the others are looked up by the
 // feature that made them (Registry.StoredButton).
-func (b *Engine) resolvePress(ctx context.Context, kind buttonKind, token string, arg int, cq *models.CallbackQuery) (pressRoute, string) {
+func (b *Engine) resolvePress(ctx context.Context, kind ButtonKind, token string, arg int, cq *models.CallbackQuery) (pressRoute, string) {
 	if sb, ok := b.reg.stored[kind]; ok {
 		if sb.WaitFirst && b.draining.Load() {
 			return pressRoute{}, sb.Wait
@@ -156,10 +172,10 @@ func (b *Engine) resolvePress(ctx context.Context, kind buttonKind, token string
 	}}, ""
 }
 
-// pressKey is the chat (and forum topic) a press came from: that of the
+// PressKey is the chat (and forum topic) a press came from: that of the
 // message carrying the button. A message Telegram no longer shows the bot
 // does not say its topic, so a press on one is not trusted.
-func pressKey(cq *models.CallbackQuery) (state.ChatKey, bool) {
+func PressKey(cq *models.CallbackQuery) (state.ChatKey, bool) {
 	if m := cq.Message.Message; m != nil && m.Chat.ID != 0 {
 		return chatKeyOf(m), true
 	}
@@ -201,7 +217,7 @@ func (b *Engine) staleButtonText(ctx context.Context, btn Button, token string, 
 		// memory: say why the press does nothing, and what to do.
 		return restartedText
 	}
-	return expiredText
+	return ExpiredText
 }
 
 // restartedText answers a press on buttons shown before untether restarted.
@@ -228,10 +244,10 @@ func (b *Engine) answerCallback(id, text string, alert bool) {
 	}()
 }
 
-// newToken returns a short random callback token: 8 bytes, 11 characters,
+// NewToken returns a short random callback token: 8 bytes, 11 characters,
 // so "x:<token>:<n>" stays far below Telegram's 64-byte limit and presses
 // cannot be forged by guessing.
-func newToken() string {
+func NewToken() string {
 	var buf [8]byte
 	_, _ = rand.Read(buf[:])
 	return base64.RawURLEncoding.EncodeToString(buf[:])
@@ -249,22 +265,22 @@ func (b *Engine) forgetButton(token string) {
 	b.mu.Unlock()
 }
 
-// callbackData is a button's callback data: "k:token".
-func callbackData(kind buttonKind, token string) string { return string(kind) + ":" + token }
+// CallbackData is a button's callback data: "k:token".
+func CallbackData(kind ButtonKind, token string) string { return string(kind) + ":" + token }
 
-// callbackArg is the callback data of a button that carries a number
+// CallbackArg is the callback data of a button that carries a number
 // (Button.Arg): "k:token:n".
-func callbackArg(kind buttonKind, token string, n int) string {
+func CallbackArg(kind ButtonKind, token string, n int) string {
 	return string(kind) + ":" + token + ":" + strconv.Itoa(n)
 }
 
 // parseCallback reads callback data of a registered kind of button.
-func (r *Registry) parseCallback(data string) (buttonKind, string, int, bool) {
+func (r *Registry) parseCallback(data string) (ButtonKind, string, int, bool) {
 	parts := strings.Split(data, ":")
 	if len(parts) < 2 || len(parts[0]) != 1 || parts[1] == "" {
 		return 0, "", 0, false
 	}
-	kind := buttonKind(parts[0][0])
+	kind := ButtonKind(parts[0][0])
 	_, token := r.buttons[kind]
 	_, stored := r.stored[kind]
 	if !token && !stored {

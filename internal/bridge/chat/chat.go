@@ -86,8 +86,7 @@ type Chat struct {
 	// takes it.
 	curUpdate int64
 
-	away  chatAway // limits and schedules (away.go)
-	slots []any    // the modules' state in this chat (slot.go)
+	slots []any // the modules' state in this chat (slot.go)
 }
 
 // Journal tags of the messages the bridge sends.

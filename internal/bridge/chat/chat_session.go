@@ -134,7 +134,7 @@ func (c *Chat) prewarm() {
 // (which may start the CLI, or wait for a live-process slot) runs off the
 // actor; see dispatch.go.
 func (c *Chat) send(input runner.UserInput, msgID int, from state.UserID) {
-	c.sendOutgoing(&Outgoing{input: input, msgID: msgID, label: labelOf(input), from: from})
+	c.sendOutgoing(&Outgoing{input: input, msgID: msgID, label: LabelOf(input), from: from})
 }
 
 // senderOf is the user who sent m (0 when Telegram names none).
@@ -161,6 +161,9 @@ func (c *Chat) sendOutgoing(o *Outgoing) {
 	}
 	if c.turn == nil || c.turn.done {
 		c.startTurn(o.msgID)
+		if o.note != "" {
+			c.turn.notes = append(c.turn.notes, o.note)
+		}
 	}
 	c.enqueue(o)
 }

@@ -18,4 +18,13 @@ func (systemClock) Now() time.Time                         { return time.Now() }
 func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // now is the Clock's time.
-func (b *Engine) now() time.Time { return b.away.clock.Now() }
+func (b *Engine) now() time.Time { return b.clock.Now() }
+
+// clockTime converts a wall-clock instant of the recent past to the
+// Clock's time, so turns are recorded on the time budgets count by.
+func (b *Engine) clockTime(wall time.Time) time.Time {
+	if wall.IsZero() {
+		return time.Time{}
+	}
+	return b.now().Add(-time.Since(wall))
+}

@@ -41,8 +41,11 @@ type Outgoing struct {
 	// attachment's download and save; attachments.go).
 	prepare func(context.Context) (runner.UserInput, error)
 	// restart, if set, runs off the actor before the hand-over: the CLI is
-	// restarted for a new spending cap (budget.go).
+	// restarted for a new spending cap (the budget module).
 	restart func(context.Context, *runner.Session)
+	// note, if set, is added to the notes of the turn the message starts
+	// (a scheduled run's "⏰ scheduled #3").
+	note string
 }
 
 // sendQueue is the chat's messages not yet written to the CLI.
@@ -58,8 +61,8 @@ type sendQueue struct {
 // the user is told; a slot freed by closing an idle process comes sooner.
 const slotNoticeAfter = 700 * time.Millisecond
 
-// labelOf names a message in notices: its first words.
-func labelOf(in runner.UserInput) string {
+// LabelOf names a message in notices: its first words.
+func LabelOf(in runner.UserInput) string {
 	const max = 40
 	text := []rune(in.Text)
 	switch {

@@ -55,7 +55,7 @@ func (c *Chat) releaseHumanWaits() {
 			c.log.Error().Err(err).Msg("record approval interrupted by the restart")
 		}
 		html := render.RenderApprovalDecided(a.req, render.DecisionInterrupted, "", now) + "\n\n" + continueHint
-		kb := render.Keyboard{Rows: [][]render.Button{{{Text: "▶️ Continue", CallbackData: callbackData(btnContinue, a.token)}}}}
+		kb := render.Keyboard{Rows: [][]render.Button{{{Text: "▶️ Continue", CallbackData: CallbackData(btnContinue, a.token)}}}}
 		c.b.out.Edit(c.ctx(), a.msg, outbox.High, outbox.Content{Text: html, Keyboard: kb})
 		delete(c.approvals, a.token)
 		delete(c.byRequest, a.req.RequestID)
@@ -82,7 +82,7 @@ func (c *Chat) stoppedForRestart() {
 func (b *Engine) resolveContinue(ctx context.Context, cq *models.CallbackQuery, token string) (state.ChatKey, func(*Chat), string) {
 	a, err := b.store.GetApproval(ctx, token)
 	if err != nil || a.Decision != state.DecisionInterrupted || a.Note == "continued" {
-		return state.ChatKey{}, nil, expiredText
+		return state.ChatKey{}, nil, ExpiredText
 	}
 	return a.Key, func(c *Chat) { c.continueAfterRestart(a, cq.ID, cq.From) }, ""
 }
@@ -108,7 +108,7 @@ func (c *Chat) continueAfterRestart(a state.Approval, callbackID string, from mo
 	}
 	req := runner.ApprovalRequested{RequestID: runner.RequestID(a.RequestID), Tool: a.Tool, DisplayName: a.Tool,
 		Input: a.InputJSON, Summary: a.Summary}
-	html := render.RenderApprovalDecided(req, render.Decision("Continued after the restart"), userName(from), time.Now())
+	html := render.RenderApprovalDecided(req, render.Decision("Continued after the restart"), UserName(from), time.Now())
 	c.b.out.Edit(c.ctx(), c.b.out.Adopt(c.outKey, outbox.MessageID(a.MessageID)), outbox.High, outbox.Content{Text: html})
 	c.send(runner.UserInput{Text: continuePrompt(a)}, int(a.MessageID), state.UserID(from.ID))
 }

@@ -71,6 +71,7 @@ type Engine struct {
 	books    map[*runner.Session]*costBook // who pays for each session's turns (turn_costs.go)
 	actors   sync.WaitGroup
 	work     sync.WaitGroup // work the chats offloaded (work.go)
+	starters []Starter      // the modules with background work
 	draining atomic.Bool
 	fatal    chan error
 	loop     *ingress.Loop          // the update guard and the update loop's liveness
@@ -78,7 +79,7 @@ type Engine struct {
 	ignored  ignoreLog              // rate limit of refusal logs (groups.go)
 	conflict ingress.ConflictStreak // 409s in a row (conflict.go)
 	albums   albumMemory            // albums addressed to the bot in groups (batch.go)
-	away     bridgeAway             // usage, budgets, retries after a limit, schedules (away.go)
+	clock    Clock                  // what schedules and budgets go by (clock.go)
 	versions cliVersions            // CLI versions seen in turns (world.go)
 	ownDirs  ownDirs                // refusals of untether's own directories reported (own_dirs.go)
 }
@@ -90,7 +91,10 @@ func New(opts Options) (*Engine, error) {
 	}
 	b := &Engine{opts: opts, log: opts.Logger, born: time.Now(),
 		chats: map[state.ChatKey]*Chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
-		away: newBridgeAway(opts.Clock), loop: ingress.NewLoop(opts.Logger, opts.Ready)}
+		clock: opts.Clock, loop: ingress.NewLoop(opts.Logger, opts.Ready)}
+	if b.clock == nil {
+		b.clock = systemClock{}
+	}
 	b.store = durable.New(opts.Store, opts.Logger, stateChats{b})
 	b.reg = b.buildRegistry(opts.Modules)
 	b.cfg.Store(opts.Config)
@@ -107,6 +111,9 @@ func (b *Engine) buildRegistry(mods func(*Host) []Module) *Registry {
 	}
 	for _, m := range mods(&Host{e: b}) {
 		m.Register(r)
+		if s, ok := m.(Starter); ok {
+			b.starters = append(b.starters, s)
+		}
 	}
 	b.registerEngine(r, true)
 	return r
@@ -194,9 +201,7 @@ func (b *Engine) Run(ctx context.Context) error {
 	}
 	b.prewarm(ctx)
 	b.replayDeferred(ctx)
-	schedCtx, stopScheduler := context.WithCancel(ctx)
-	go b.runScheduler(schedCtx) // scheduler.go
-	defer func() { stopScheduler(); <-b.away.done }()
+	defer b.startModules(ctx)() // the scheduler, the uploads pruner
 	if _, err := b.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: b.botCommands()}); err != nil {
 		b.log.Warn().Err(redactErr(err, cfg)).Msg("register bot commands")
 	}

@@ -235,7 +235,7 @@ func (m filesModule) Register(r *Registry) {
 		// Only for a CLI on this machine: the diff is written to its
 		// directory before it is sent, which a remote project does not have.
 		if c.sessDir != "" {
-			b.FullDiff = callbackData(btnFullDiff, a.token)
+			b.FullDiff = CallbackData(btnFullDiff, a.token)
 		}
 	})
 	r.Button(btnFullDiff, Button{Ack: "Sending the diff…", Press: func(c *Chat, p Press) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 )
 
@@ -25,6 +26,16 @@ import (
 // have positive ids; groups, supergroups and channels negative ones.
 func (b *Engine) allowedChat(id int64) bool {
 	return id > 0 || slices.Contains(b.Config().Telegram.AllowedChatIDs, id)
+}
+
+// chatServed reports whether untether may still talk in a chat: a
+// private chat's user must be allowed, a group must be. What the previous
+// run left to send (reconcile.go), schedules and retries (the schedules module) are held to it.
+func (b *Engine) chatServed(key state.ChatKey) bool {
+	if key.Chat > 0 {
+		return b.allowedUser(int64(key.Chat))
+	}
+	return b.allowedChat(int64(key.Chat))
 }
 
 // admit reports whether m is a message for this bot from someone allowed,

@@ -24,7 +24,7 @@ func (h *Host) Config() *config.Config { return h.e.Config() }
 func (h *Host) Now() time.Time { return h.e.now() }
 
 // Clock is the clock Now reads.
-func (h *Host) Clock() Clock { return h.e.away.clock }
+func (h *Host) Clock() Clock { return h.e.clock }
 
 // Store is the state store; a write the disk refuses is kept and done
 // again later (durable.Writes). A module declares the part it uses as an
@@ -37,3 +37,10 @@ func (h *Host) Logger() *zerolog.Logger { return &h.e.log }
 // Chat is the actor of key, started if needed; nil while untether drains
 // and key has none.
 func (h *Host) Chat(key state.ChatKey) *Chat { return h.e.chat(key, key.Chat < 0) }
+
+// ChatServed reports whether untether may still talk in a chat: a
+// private chat's user must be allowed, a group must be listed.
+func (h *Host) ChatServed(key state.ChatKey) bool { return h.e.chatServed(key) }
+
+// UserAllowed reports whether a Telegram user may use the bot.
+func (h *Host) UserAllowed(id state.UserID) bool { return h.e.allowedUser(int64(id)) }

@@ -42,7 +42,7 @@ func (c *Chat) showMenuLabeled(kind string, html string, choices, labels []strin
 			c.dropMenu(tok)
 		}
 	}
-	m := &Menu{token: newToken(), kind: kind, choices: choices}
+	m := &Menu{token: NewToken(), kind: kind, choices: choices}
 	var kb render.Keyboard
 	for i, choice := range choices {
 		label := labels[i]
@@ -53,7 +53,7 @@ func (c *Chat) showMenuLabeled(kind string, html string, choices, labels []strin
 			kb.Rows = append(kb.Rows, nil)
 		}
 		row := &kb.Rows[len(kb.Rows)-1]
-		*row = append(*row, render.Button{Text: label, CallbackData: callbackArg(btnPick, m.token, i)})
+		*row = append(*row, render.Button{Text: label, CallbackData: CallbackArg(btnPick, m.token, i)})
 	}
 	c.menus[m.token] = m
 	c.b.registerButton(m.token, c.key)

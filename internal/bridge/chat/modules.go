@@ -3,9 +3,6 @@ package chat
 // The modules that still live in this package, while they move out to
 // internal/bridge/modules one by one; bridge's modules.go lists them.
 
-// SchedulesModule is /at, /every, /schedules and retries after a limit.
-func SchedulesModule(h *Host) Module { return schedulesModule{h.e} }
-
 // PlacesModule is /project, /topic, /branch, /sessions and /continue.
 func PlacesModule(h *Host) Module { return placesModule{h.e} }
 
@@ -16,8 +13,7 @@ func FilesModule(h *Host) Module { return filesModule{h.e} }
 func PhoneModule(h *Host) Module { return phoneModule{h.e} }
 
 type (
-	schedulesModule struct{ b *Engine }
-	placesModule    struct{ b *Engine }
-	filesModule     struct{ b *Engine }
-	phoneModule     struct{ b *Engine }
+	placesModule struct{ b *Engine }
+	filesModule  struct{ b *Engine }
+	phoneModule  struct{ b *Engine }
 )

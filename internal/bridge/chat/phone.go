@@ -15,9 +15,9 @@ import (
 // table (approval tokens, edit tokens), except the voice retry's, which is
 // a kept voice note's id on disk and so survives a restart (voice.go).
 const (
-	btnFullDiff   buttonKind = 'f' // 📄 Full diff of an approval; the approval's token
-	btnSendEdited buttonKind = 'e' // ✏️ Send edited version
-	btnRetryVoice buttonKind = 'v' // 🔁 Retry a transcription
+	btnFullDiff   ButtonKind = 'f' // 📄 Full diff of an approval; the approval's token
+	btnSendEdited ButtonKind = 'e' // ✏️ Send edited version
+	btnRetryVoice ButtonKind = 'v' // 🔁 Retry a transcription
 )
 
 // phoneState is a chat's state for the phone features; the actor owns it.
@@ -100,9 +100,9 @@ func (c *Chat) onEdited(m *models.Message) {
 		delete(c.phone.edits, old)
 		c.b.forgetButton(old)
 	}
-	token := newToken()
+	token := NewToken()
 	c.b.registerButton(token, c.key)
-	kb := render.Keyboard{Rows: [][]render.Button{{{Text: "✏️ Send edited version", CallbackData: callbackData(btnSendEdited, token)}}}}
+	kb := render.Keyboard{Rows: [][]render.Button{{{Text: "✏️ Send edited version", CallbackData: CallbackData(btnSendEdited, token)}}}}
 	notice := c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{
 		Text:     "✏️ You edited this message. Edits are not sent to Claude by themselves, so Claude has not seen the change.",
 		Keyboard: kb,
@@ -149,5 +149,5 @@ func (m phoneModule) Register(r *Registry) {
 	r.OnFlush(func(c *Chat) { c.flushBatch() })
 	r.Button(btnSendEdited, Button{Ack: "Sending…", Press: func(c *Chat, p Press) { c.sendEdited(p.Token) }})
 	r.StoredButton(btnRetryVoice, StoredButton{Ack: "Retrying…", Wait: "untether is restarting; press again once it is back.",
-		Resolve: m.b.resolveVoiceRetry})
+		Resolve: m.b.resolveVoiceRetry, Sample: m.b.sampleVoiceRetry})
 }

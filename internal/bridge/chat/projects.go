@@ -88,9 +88,9 @@ func placeLabelOf(cfg *config.Config, pl Place) string {
 	return pl.String()
 }
 
-// whereText is the project's directory as the user knows it, with the host
+// WhereText is the project's directory as the user knows it, with the host
 // for a remote one.
-func whereText(p config.ProjectSettings, pl Place) string {
+func WhereText(p config.ProjectSettings, pl Place) string {
 	dir := placeDir(p, pl)
 	if p.Remote() {
 		return p.Host + ":" + dir
@@ -225,7 +225,7 @@ func (c *Chat) arrivedText(p config.ProjectSettings, pl Place) string {
 	if p.Description != "" {
 		b.WriteString(" — " + render.EscapeHTML(p.Description))
 	}
-	b.WriteString("\n<code>" + render.EscapeHTML(whereText(p, pl)) + "</code>\n")
+	b.WriteString("\n<code>" + render.EscapeHTML(WhereText(p, pl)) + "</code>\n")
 	if sid := c.rec.SessionID; sid != "" {
 		b.WriteString("Your next message resumes its session")
 		if se, err := c.b.store.GetSession(c.ctx(), sid); err == nil && se.Turns > 0 {
@@ -283,7 +283,7 @@ func (c *Chat) applyProject(name string, respond func(string)) {
 		respond(c.arrivedText(p, to))
 		return
 	}
-	if err := checkProjectDir(p); err != nil {
+	if err := CheckProjectDir(p); err != nil {
 		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()) +
 			"\nThis " + c.chatWord() + " stays in <b>" + render.EscapeHTML(cur.String()) + "</b>.")
 		return
@@ -293,9 +293,9 @@ func (c *Chat) applyProject(name string, respond func(string)) {
 	}
 }
 
-// checkProjectDir reports a local project whose directory is gone. A
+// CheckProjectDir reports a local project whose directory is gone. A
 // remote one is checked when its CLI starts.
-func checkProjectDir(p config.ProjectSettings) error {
+func CheckProjectDir(p config.ProjectSettings) error {
 	if p.Remote() {
 		return nil
 	}
@@ -327,7 +327,7 @@ func projectList(cfg *config.Config, names []string) string {
 		if p.Description != "" {
 			b.WriteString(" — " + render.EscapeHTML(p.Description))
 		}
-		b.WriteString(" · <code>" + render.EscapeHTML(whereText(p, Place{Project: name})) + "</code>\n")
+		b.WriteString(" · <code>" + render.EscapeHTML(WhereText(p, Place{Project: name})) + "</code>\n")
 	}
 	return b.String()
 }
@@ -397,7 +397,7 @@ func (c *Chat) forgetPlaceSession() {
 func (c *Chat) statusPlace() (string, string) {
 	cfg := c.b.Config()
 	p, pl := c.placeFor(cfg)
-	where := whereText(p, pl)
+	where := WhereText(p, pl)
 	if c.sess != nil && c.sessDir != "" {
 		where = c.sessDir
 	}

@@ -78,16 +78,16 @@ func joinAnswers(labels []string) string {
 // renderQuestion renders a question message at its current state.
 func (c *Chat) renderQuestion(a *approval) (string, render.Keyboard) {
 	q := a.q
-	b := render.ApprovalButtons{Deny: callbackData(btnDeny, a.token)}
+	b := render.ApprovalButtons{Deny: CallbackData(btnDeny, a.token)}
 	if q.Current < len(a.req.Questions) {
 		cur := a.req.Questions[q.Current]
 		kind := btnOption
 		if cur.MultiSelect {
 			kind = btnToggle
-			b.Done = callbackArg(btnDone, a.token, q.Current)
+			b.Done = CallbackArg(btnDone, a.token, q.Current)
 		}
 		for i := range cur.Options {
-			b.Options = append(b.Options, callbackArg(kind, a.token, q.first[q.Current]+i))
+			b.Options = append(b.Options, CallbackArg(kind, a.token, q.first[q.Current]+i))
 		}
 	}
 	return render.RenderQuestion(a.req, q.QuestionState, b)

@@ -84,7 +84,7 @@ func (b *Engine) reconcile(ctx context.Context) error {
 		content := outbox.Content{Text: render.RenderApprovalDecided(req, render.DecisionInterrupted, "", now)}
 		if served {
 			content.Text += "\n\n" + crashContinueHint
-			content.Keyboard = render.Keyboard{Rows: [][]render.Button{{{Text: "▶️ Continue", CallbackData: callbackData(btnContinue, a.Token)}}}}
+			content.Keyboard = render.Keyboard{Rows: [][]render.Button{{{Text: "▶️ Continue", CallbackData: CallbackData(btnContinue, a.Token)}}}}
 		}
 		b.out.Edit(ctx, b.out.Adopt(outKey(a.Key), outbox.MessageID(a.MessageID)), outbox.High, content)
 	}

@@ -48,7 +48,7 @@ type Invocation struct {
 
 // Press is a button press handed to the chat that owns the button.
 type Press struct {
-	Kind  buttonKind
+	Kind  ButtonKind
 	Token string
 	Arg   int
 	From  models.User
@@ -96,6 +96,10 @@ type StoredButton struct {
 	// is even looked up.
 	WaitFirst bool
 	Resolve   func(ctx context.Context, cq *models.CallbackQuery, token string) (key state.ChatKey, run func(c *Chat), refusal string)
+	// Sample makes a live token of this kind that belongs to key, the way
+	// the feature does (a row in the store, a file kept), for the test
+	// that presses every kind of button from every place (OwnButton).
+	Sample func(ctx context.Context, key state.ChatKey) (token string, err error)
 }
 
 // MenuKind is a kind of choice menu (chat.showMenu): Pick applies a press
@@ -128,8 +132,8 @@ type TurnEnd struct {
 type Registry struct {
 	commands  []Command
 	byName    map[string]int
-	buttons   map[buttonKind]Button
-	stored    map[buttonKind]StoredButton
+	buttons   map[ButtonKind]Button
+	stored    map[ButtonKind]StoredButton
 	menus     map[string]MenuKind
 	onMessage []func(c *Chat, in *Inbound) bool
 	onEdit    func(c *Chat, m *models.Message)
@@ -149,7 +153,7 @@ type Registry struct {
 }
 
 func newRegistry() *Registry {
-	return &Registry{byName: map[string]int{}, buttons: map[buttonKind]Button{}, stored: map[buttonKind]StoredButton{}, menus: map[string]MenuKind{}}
+	return &Registry{byName: map[string]int{}, buttons: map[ButtonKind]Button{}, stored: map[ButtonKind]StoredButton{}, menus: map[string]MenuKind{}}
 }
 
 // Command registers a command; the order of registration is /help's.
@@ -162,18 +166,18 @@ func (r *Registry) Command(c Command) {
 }
 
 // Button registers a kind of button whose tokens the engine's table keeps.
-func (r *Registry) Button(kind buttonKind, b Button) {
+func (r *Registry) Button(kind ButtonKind, b Button) {
 	r.claimKind(kind)
 	r.buttons[kind] = b
 }
 
 // StoredButton registers a kind of button whose tokens the store keeps.
-func (r *Registry) StoredButton(kind buttonKind, b StoredButton) {
+func (r *Registry) StoredButton(kind ButtonKind, b StoredButton) {
 	r.claimKind(kind)
 	r.stored[kind] = b
 }
 
-func (r *Registry) claimKind(kind buttonKind) {
+func (r *Registry) claimKind(kind ButtonKind) {
 	_, a := r.buttons[kind]
 	_, b := r.stored[kind]
 	if a || b || kind == ':' || kind == 0 {
@@ -293,8 +297,8 @@ func (r *Registry) command(name string) (Command, bool) {
 }
 
 // kinds lists every kind of button registered.
-func (r *Registry) kinds() []buttonKind {
-	out := make([]buttonKind, 0, len(r.buttons)+len(r.stored))
+func (r *Registry) kinds() []ButtonKind {
+	out := make([]ButtonKind, 0, len(r.buttons)+len(r.stored))
 	for k := range r.buttons {
 		out = append(out, k)
 	}
@@ -306,7 +310,7 @@ func (r *Registry) kinds() []buttonKind {
 }
 
 // withArg reports whether kind's callback data carries a number.
-func (r *Registry) withArg(kind buttonKind) bool { return r.buttons[kind].Arg }
+func (r *Registry) withArg(kind ButtonKind) bool { return r.buttons[kind].Arg }
 
 // whileDraining reports whether a command is answered during a drain.
 func (r *Registry) whileDraining(name string) bool {

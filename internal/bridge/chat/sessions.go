@@ -92,7 +92,7 @@ func (c *Chat) resumeSession(stored string, respond func(string)) bool {
 		return false
 	}
 	to := Place{Project: p.Name, Branch: se.Branch}
-	if err := checkProjectDir(p); err != nil {
+	if err := CheckProjectDir(p); err != nil {
 		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()))
 		return false
 	}
@@ -176,7 +176,7 @@ func (c *Chat) continueRemote(p config.ProjectSettings, pl Place, respond func(s
 	c.continueNext = true
 	c.rec.SessionID = ""
 	c.saveRecord()
-	respond("↪️ Your next message continues the most recent Claude session in <code>" + render.EscapeHTML(whereText(p, pl)) +
+	respond("↪️ Your next message continues the most recent Claude session in <code>" + render.EscapeHTML(WhereText(p, pl)) +
 		"</code>, wherever it was started (a terminal too), in project <b>" + render.EscapeHTML(pl.String()) + "</b>.")
 }
 

@@ -68,8 +68,8 @@ func (c *Chat) checkStall(t *turn, now time.Time) {
 		"\n\nThe turn may be stuck. Cancel it, or keep waiting? (You are asked again after another " +
 		render.EscapeHTML(after.String()) + " without output.)"
 	kb := render.Keyboard{Rows: [][]render.Button{{
-		{Text: "⏹ Cancel", CallbackData: callbackData(btnCancel, t.cancelToken)},
-		{Text: "⏳ Keep waiting", CallbackData: callbackData(btnKeepWaiting, t.cancelToken)},
+		{Text: "⏹ Cancel", CallbackData: CallbackData(btnCancel, t.cancelToken)},
+		{Text: "⏳ Keep waiting", CallbackData: CallbackData(btnKeepWaiting, t.cancelToken)},
 	}}}
 	// Not silent: this is the one message meant to reach someone who looked away.
 	t.stall.notice = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: text, Keyboard: kb},
@@ -86,7 +86,7 @@ func (c *Chat) keepWaiting(p Press) {
 	}
 	t.stall.keptWaiting = time.Now()
 	c.b.out.Edit(c.ctx(), t.stall.notice, outbox.High, outbox.Content{Text: "⏳ Still waiting (" +
-		render.EscapeHTML(userName(p.From)) + " chose to keep waiting)."})
+		render.EscapeHTML(UserName(p.From)) + " chose to keep waiting)."})
 	t.stall.notice = nil
 }
 

@@ -3,7 +3,6 @@ package chat
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/untether/untether/internal/bridge/state"
@@ -183,51 +182,29 @@ func ButtonKinds(mods func(*Host) []Module) []byte {
 // know is an error, so a new kind of button cannot be left out of the
 // tests that go over them all.
 func (b *Engine) OwnButton(kind byte, key state.ChatKey) (string, error) {
-	ctx := context.Background()
-	tok := newToken()
-	now := time.Now()
-	switch k := buttonKind(kind); k {
-	case btnApprove, btnDeny, btnAlways, btnOption, btnToggle, btnDone, btnCancel, btnKeepWaiting, btnPick,
-		btnFullDiff, btnSendEdited:
-		if b.chat(key, key.Chat < 0) == nil {
-			return "", fmt.Errorf("own a %q button: draining", kind)
+	k := ButtonKind(kind)
+	if sb, ok := b.reg.stored[k]; ok {
+		if sb.Sample == nil {
+			return "", fmt.Errorf("own a %q button: its StoredButton has no Sample", kind)
 		}
-		b.registerButton(tok, key)
-		if b.reg.withArg(k) {
-			return callbackArg(k, tok, 0), nil
-		}
-		return callbackData(k, tok), nil
-	case btnContinue:
-		a := state.Approval{Token: tok, Key: key, RequestID: "req-" + tok, Tool: "Bash", Summary: "true",
-			InputJSON: []byte(`{"command":"true"}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
-		if err := b.store.PutApproval(ctx, a); err != nil {
-			return "", err
-		}
-		if err := b.store.DecideApproval(ctx, tok, state.DecisionInterrupted, 0, now, "untether restarted"); err != nil {
-			return "", err
-		}
-		return callbackData(k, tok), nil
-	case btnRetryLimit, btnDropRetry:
-		r := state.Retry{Token: tok, Key: key, Input: []byte(`{"Text":"retried prompt"}`), Label: "retried prompt",
-			ResetsAt: now.Add(time.Hour), State: state.RetryAsked, CreatedAt: now}
-		if err := b.store.PutRetry(ctx, r); err != nil {
-			return "", err
-		}
-		return callbackData(k, tok), nil
-	case btnDeleteSchedule:
-		id, err := b.store.AddSchedule(ctx, state.Schedule{Key: key, Prompt: "scheduled prompt", NextRun: now.Add(time.Hour), CreatedAt: now}, 100)
+		tok, err := sb.Sample(context.Background(), key)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("own a %q button: %w", kind, err)
 		}
-		return callbackData(k, strconv.FormatInt(id, 10)), nil
-	case btnRetryVoice:
-		job := voiceJob{ID: tok, Chat: int64(key.Chat), Thread: int(key.Thread), Kind: "voice note", Name: "voice.ogg", Received: now}
-		if err := keepVoice(b.Config(), job, []byte("OggS")); err != nil {
-			return "", err
-		}
-		return callbackData(k, tok), nil
+		return CallbackData(k, tok), nil
 	}
-	return "", fmt.Errorf("own a %q button: OwnButton does not know this kind", kind)
+	if _, ok := b.reg.buttons[k]; !ok {
+		return "", fmt.Errorf("own a %q button: no such kind is registered", kind)
+	}
+	if b.chat(key, key.Chat < 0) == nil {
+		return "", fmt.Errorf("own a %q button: draining", kind)
+	}
+	tok := NewToken()
+	b.registerButton(tok, key)
+	if b.reg.withArg(k) {
+		return CallbackArg(k, tok, 0), nil
+	}
+	return CallbackData(k, tok), nil
 }
 
 // HoldZips makes every /get zip of the test wait, before it opens each

@@ -82,7 +82,7 @@ func (b *Engine) makeTopic(ctx context.Context, chat int64, p config.ProjectSett
 		return "⚠️ Made the topic <b>" + render.EscapeHTML(name) + "</b>, but could not bind it: send <code>/project " +
 			render.EscapeHTML(p.Name) + "</code> in it."
 	}
-	where := whereText(p, pl)
+	where := WhereText(p, pl)
 	b.out.Send(b.runCtx, outbox.ChatKey{Chat: chat, Thread: topic.MessageThreadID}, outbox.High,
 		outbox.Content{Text: "📁 This topic works in <b>" + render.EscapeHTML(pl.String()) + "</b>\n<code>" + render.EscapeHTML(where) +
 			"</code>\nWrite here to start its session."}, outbox.SendOptions{})

@@ -42,7 +42,7 @@ const progressShowAfter = 800 * time.Millisecond
 // feedback, the progress message follows if the turn takes a while.
 func (c *Chat) startTurn(replyTo int) {
 	now := time.Now()
-	t := &turn{view: render.NewTurn(now), cancelToken: newToken(), replyTo: replyTo, workdir: c.uploadDir(c.b.Config())}
+	t := &turn{view: render.NewTurn(now), cancelToken: NewToken(), replyTo: replyTo, workdir: c.uploadDir(c.b.Config())}
 	c.b.registerButton(t.cancelToken, c.key)
 	if c.sess != nil {
 		t.view.Model, t.view.Mode = c.sess.Model(), c.sess.PermissionMode()
@@ -100,7 +100,7 @@ func (c *Chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
 	o := render.ProgressOptions{MaxRows: cfg.Progress.MaxRows, Verbose: cfg.Progress.Verbose, Now: now, Notes: t.notes,
 		HideText: c.drafting(t)}
 	if !t.done {
-		o.CancelData = callbackData(btnCancel, t.cancelToken)
+		o.CancelData = CallbackData(btnCancel, t.cancelToken)
 		o.Stall = c.stallNote(t, now)
 	}
 	return o

@@ -77,7 +77,7 @@ func isVoice(m *models.Message) bool {
 
 // voiceJobOf describes the audio of m; size is what Telegram announced.
 func voiceJobOf(m *models.Message, key state.ChatKey) (voiceJob, int64) {
-	j := voiceJob{ID: newToken(), Chat: int64(key.Chat), Thread: int(key.Thread), MsgID: m.ID, Caption: m.Caption, Received: time.Now(),
+	j := voiceJob{ID: NewToken(), Chat: int64(key.Chat), Thread: int(key.Thread), MsgID: m.ID, Caption: m.Caption, Received: time.Now(),
 		From: int64(senderOf(m))}
 	var size int64
 	switch {
@@ -220,7 +220,7 @@ func (c *Chat) voiceFailed(err error, msgID int) {
 	var kb any
 	if ve.job.Kept {
 		text += " It is kept for 24 hours; press Retry to try again."
-		kb = render.Keyboard{Rows: [][]render.Button{{{Text: "🔁 Retry", CallbackData: callbackData(btnRetryVoice, ve.job.ID)}}}}
+		kb = render.Keyboard{Rows: [][]render.Button{{{Text: "🔁 Retry", CallbackData: CallbackData(btnRetryVoice, ve.job.ID)}}}}
 	}
 	c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: text, Keyboard: kb}, outbox.SendOptions{ReplyTo: outbox.MessageID(msgID)})
 }
@@ -297,4 +297,12 @@ func (b *Engine) pruneVoice(cfg *config.Config) {
 	if _, err := pruneDir(cfg.State.Dir, voiceDir, voiceKeep, time.Now()); err != nil {
 		b.log.Warn().Err(err).Msg("prune kept voice notes")
 	}
+}
+
+// sampleVoiceRetry keeps a voice note whose 🔁 Retry works
+// (StoredButton.Sample).
+func (b *Engine) sampleVoiceRetry(_ context.Context, key state.ChatKey) (string, error) {
+	tok := NewToken()
+	job := voiceJob{ID: tok, Chat: int64(key.Chat), Thread: int(key.Thread), Kind: "voice note", Name: "voice.ogg", Received: time.Now()}
+	return tok, keepVoice(b.Config(), job, []byte("OggS"))
 }

@@ -1,7 +1,9 @@
 package chat
 
 import (
+	"context"
 	"runtime/debug"
+	"sync"
 	"time"
 )
 
@@ -33,5 +35,39 @@ func (b *Engine) workWait(d time.Duration) bool {
 		return true
 	case <-time.After(d):
 		return false
+	}
+}
+
+// startModules starts the modules' background work (Starter); the
+// returned function stops it and waits until it has stopped, so nothing a
+// module runs touches the store after Run returns.
+func (b *Engine) startModules(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, s := range b.starters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Start(ctx)
+		}()
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// RunDaily runs fn now and then every day until ctx ends, and returns once
+// it has: a module's housekeeping (Starter), such as pruning old files.
+func RunDaily(ctx context.Context, fn func(now time.Time)) {
+	tick := time.NewTicker(pruneEvery)
+	defer tick.Stop()
+	for {
+		fn(time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"

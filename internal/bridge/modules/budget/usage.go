@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/untether/untether/internal/bridge/chat"
-
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"

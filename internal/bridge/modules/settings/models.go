@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"

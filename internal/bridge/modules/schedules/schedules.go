@@ -1,6 +1,7 @@
-package chat
+package schedules
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
@@ -19,13 +21,6 @@ import (
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
-
-// Scheduled prompts: /at runs a prompt once, /every on a cron schedule,
-// [[schedules]] in the config file too; /schedules lists this chat's with
-// 🗑 Delete buttons and pauses or resumes them all. A run is a message
-// from nobody: it goes through send like one the user typed, so budgets,
-// the permission mode and approvals apply, and its progress and answer say
-// "⏰ scheduled".
 
 // maxAtDelay bounds /at: further than a year ahead is a typo.
 const maxAtDelay = 366 * 24 * time.Hour
@@ -37,116 +32,116 @@ const waitingPoll = 2 * time.Second
 var clockPattern = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
 
 // scheduleAt answers /at.
-func (c *Chat) scheduleAt(args string, m *models.Message) {
-	loc := c.b.Config().Telegram.Location()
-	now := c.b.now().In(loc)
+func (m *Module) scheduleAt(c *chat.Chat, args string, msg *models.Message) {
+	loc := c.Config().Telegram.Location()
+	now := m.host.Now().In(loc)
 	at, prompt, err := parseAt(args, now)
 	if err != nil {
-		c.reply("⚠️ "+render.EscapeHTML(err.Error())+"\nUsage: /at 30m PROMPT, /at 09:00 PROMPT or /at tomorrow 09:00 PROMPT "+
-			"(times in "+render.EscapeHTML(render.ZoneName(c.b.Config().Telegram.Timezone))+").", m.ID)
+		c.Reply("⚠️ "+render.EscapeHTML(err.Error())+"\nUsage: /at 30m PROMPT, /at 09:00 PROMPT or /at tomorrow 09:00 PROMPT "+
+			"(times in "+render.EscapeHTML(render.ZoneName(c.Config().Telegram.Timezone))+").", msg.ID)
 		return
 	}
-	c.addSchedule(state.Schedule{Key: c.key, Timezone: c.b.Config().Telegram.Timezone, Prompt: prompt, NextRun: at}, m)
+	m.addSchedule(c, state.Schedule{Key: c.Key(), Timezone: c.Config().Telegram.Timezone, Prompt: prompt, NextRun: at}, msg)
 }
 
 // scheduleEvery answers /every.
-func (c *Chat) scheduleEvery(args string, m *models.Message) {
+func (m *Module) scheduleEvery(c *chat.Chat, args string, msg *models.Message) {
 	spec, prompt, err := parseEvery(args)
 	if err != nil {
-		c.reply("⚠️ "+render.EscapeHTML(err.Error())+"\nUsage: /every \"0 9 * * 1-5\" PROMPT (minute hour day month weekday, "+
-			"or @daily, @hourly, @every 2h).", m.ID)
+		c.Reply("⚠️ "+render.EscapeHTML(err.Error())+"\nUsage: /every \"0 9 * * 1-5\" PROMPT (minute hour day month weekday, "+
+			"or @daily, @hourly, @every 2h).", msg.ID)
 		return
 	}
-	tz := c.b.Config().Telegram.Timezone
-	sc := state.Schedule{Key: c.key, Cron: spec.String(), Timezone: tz, Prompt: prompt}
-	sc.NextRun = spec.Next(c.b.now(), config.LoadLocation(tz))
+	tz := c.Config().Telegram.Timezone
+	sc := state.Schedule{Key: c.Key(), Cron: spec.String(), Timezone: tz, Prompt: prompt}
+	sc.NextRun = spec.Next(m.host.Now(), config.LoadLocation(tz))
 	if sc.NextRun.IsZero() {
-		c.reply("⚠️ This schedule never runs (no date matches it).", m.ID)
+		c.Reply("⚠️ This schedule never runs (no date matches it).", msg.ID)
 		return
 	}
-	c.addSchedule(sc, m)
+	m.addSchedule(c, sc, msg)
 }
 
-func (c *Chat) addSchedule(sc state.Schedule, m *models.Message) {
-	cfg := c.b.Config()
-	sc.CreatedAt = c.b.now()
-	if m.From != nil {
-		sc.CreatedBy = state.UserID(m.From.ID)
+func (m *Module) addSchedule(c *chat.Chat, sc state.Schedule, msg *models.Message) {
+	cfg := c.Config()
+	sc.CreatedAt = m.host.Now()
+	if msg.From != nil {
+		sc.CreatedBy = state.UserID(msg.From.ID)
 	}
-	id, err := c.b.store.AddSchedule(c.ctx(), sc, cfg.Scheduler.MaxPerChat)
+	id, err := m.store.AddSchedule(c.Ctx(), sc, cfg.Scheduler.MaxPerChat)
 	switch {
 	case errors.Is(err, state.ErrTooMany):
-		c.reply(fmt.Sprintf("⚠️ This chat has %d schedules already, the most it may have. Delete one with /schedules first.",
-			cfg.Scheduler.MaxPerChat), m.ID)
+		c.Reply(fmt.Sprintf("⚠️ This chat has %d schedules already, the most it may have. Delete one with /schedules first.",
+			cfg.Scheduler.MaxPerChat), msg.ID)
 		return
 	case err != nil:
-		c.log.Error().Err(err).Msg("add a schedule")
-		c.reply("⚠️ Could not save the schedule: "+render.EscapeHTML(err.Error()), m.ID)
+		c.Log().Error().Err(err).Msg("add a schedule")
+		c.Reply("⚠️ Could not save the schedule: "+render.EscapeHTML(err.Error()), msg.ID)
 		return
 	}
-	c.b.pokeScheduler()
+	m.pokeScheduler()
 	loc := cfg.Telegram.Location()
 	text := fmt.Sprintf("⏰ Scheduled #%d, %s. Next run: %s.\n<i>%s</i>\n/schedules lists and deletes them.", id,
-		render.EscapeHTML(render.ScheduleWhen(sc.Cron, "")), render.EscapeHTML(render.FormatUntil(sc.NextRun.In(loc), c.b.now().In(loc))),
+		render.EscapeHTML(render.ScheduleWhen(sc.Cron, "")), render.EscapeHTML(render.FormatUntil(sc.NextRun.In(loc), m.host.Now().In(loc))),
 		render.EscapeHTML(render.Truncate(sc.Prompt, 200)))
-	if paused, _ := c.b.schedulesPaused(c.ctx()); paused {
+	if paused, _ := m.schedulesPaused(c.Ctx()); paused {
 		text += "\n⏸ Schedules are paused: it runs once someone sends /schedules resume."
 	}
-	c.reply(text, m.ID)
+	c.Reply(text, msg.ID)
 }
 
 // schedulesCommand answers /schedules, /schedules pause and /schedules resume.
-func (c *Chat) schedulesCommand(args string, replyTo int) {
+func (m *Module) schedulesCommand(c *chat.Chat, args string, replyTo int) {
 	switch strings.ToLower(strings.TrimSpace(args)) {
 	case "":
-		html, kb := c.schedulesList()
-		c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: html, Keyboard: kb},
+		html, kb := m.schedulesList(c)
+		c.SendMessage(outbox.High, outbox.Content{Text: html, Keyboard: kb},
 			outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo)})
 	case "pause":
-		c.setPaused(true, replyTo,
+		m.setPaused(c, true, replyTo,
 			"⏸ Scheduled prompts are paused, in every chat. /schedules resume starts them again; each one due meanwhile then runs once.")
 	case "resume":
-		c.setPaused(false, replyTo, "▶️ Scheduled prompts run again.")
+		m.setPaused(c, false, replyTo, "▶️ Scheduled prompts run again.")
 	default:
-		c.reply("Usage: /schedules lists this chat's schedules; /schedules pause and /schedules resume stop and start them all.", replyTo)
+		c.Reply("Usage: /schedules lists this chat's schedules; /schedules pause and /schedules resume stop and start them all.", replyTo)
 	}
 }
 
-func (c *Chat) setPaused(paused bool, replyTo int, text string) {
+func (m *Module) setPaused(c *chat.Chat, paused bool, replyTo int, text string) {
 	v := "0"
 	if paused {
 		v = "1"
 	}
-	if err := c.b.store.SetSetting(c.ctx(), settingPaused, v); err != nil {
-		c.reply("⚠️ Could not change it: "+render.EscapeHTML(err.Error()), replyTo)
+	if err := m.store.SetSetting(c.Ctx(), settingPaused, v); err != nil {
+		c.Reply("⚠️ Could not change it: "+render.EscapeHTML(err.Error()), replyTo)
 		return
 	}
-	c.b.pokeScheduler()
-	c.reply(text, replyTo)
+	m.pokeScheduler()
+	c.Reply(text, replyTo)
 }
 
 // schedulesList renders the chat's schedules with their Delete buttons.
-func (c *Chat) schedulesList() (string, render.Keyboard) {
-	cfg := c.b.Config()
+func (m *Module) schedulesList(c *chat.Chat) (string, render.Keyboard) {
+	cfg := c.Config()
 	loc := cfg.Telegram.Location()
-	r := render.SchedulesReport{Now: c.b.now().In(loc), Zone: render.ZoneName(cfg.Telegram.Timezone), Max: cfg.Scheduler.MaxPerChat,
+	r := render.SchedulesReport{Now: m.host.Now().In(loc), Zone: render.ZoneName(cfg.Telegram.Timezone), Max: cfg.Scheduler.MaxPerChat,
 		CatchUp: cfg.Scheduler.CatchUp}
 	var err error
-	if r.Paused, err = c.b.schedulesPaused(c.ctx()); err != nil {
-		c.log.Error().Err(err).Msg("read whether schedules are paused")
+	if r.Paused, err = m.schedulesPaused(c.Ctx()); err != nil {
+		c.Log().Error().Err(err).Msg("read whether schedules are paused")
 	}
-	list, err := c.b.store.ChatSchedules(c.ctx(), c.key)
+	list, err := m.store.ChatSchedules(c.Ctx(), c.Key())
 	if err != nil {
 		return "⚠️ Could not read the schedules: " + render.EscapeHTML(err.Error()), render.Keyboard{}
 	}
 	for _, sc := range list {
 		it := render.ScheduledPrompt{ID: sc.ID, Cron: sc.Cron, Prompt: sc.Prompt, NextRun: sc.NextRun.In(loc),
-			FromConfig: sc.Source == state.ScheduleFromConfig, FreshSession: sc.FreshSession, Project: c.b.scheduleProject(sc)}
+			FromConfig: sc.Source == state.ScheduleFromConfig, FreshSession: sc.FreshSession, Project: m.scheduleProject(sc)}
 		if sc.Cron != "" && sc.Timezone != cfg.Telegram.Timezone {
 			it.Zone = render.ZoneName(sc.Timezone)
 		}
 		if !it.FromConfig {
-			it.DeleteData = callbackData(btnDeleteSchedule, strconv.FormatInt(sc.ID, 10))
+			it.DeleteData = chat.CallbackData(btnDeleteSchedule, strconv.FormatInt(sc.ID, 10))
 			r.Made++
 		}
 		r.Items = append(r.Items, it)
@@ -155,18 +150,18 @@ func (c *Chat) schedulesList() (string, render.Keyboard) {
 }
 
 // deleteSchedule applies a 🗑 Delete press on the list in message msgID.
-func (c *Chat) deleteSchedule(id int64, msgID int, from models.User) {
-	ok, err := c.b.store.DeleteSchedule(c.ctx(), c.key, id)
+func (m *Module) deleteSchedule(c *chat.Chat, id int64, msgID int, from models.User) {
+	ok, err := m.store.DeleteSchedule(c.Ctx(), c.Key(), id)
 	if err != nil {
-		c.log.Error().Err(err).Msg("delete a schedule")
-		c.reply("⚠️ Could not delete it: "+render.EscapeHTML(err.Error()), msgID)
+		c.Log().Error().Err(err).Msg("delete a schedule")
+		c.Reply("⚠️ Could not delete it: "+render.EscapeHTML(err.Error()), msgID)
 		return
 	}
-	html, kb := c.schedulesList()
-	c.b.out.Edit(c.ctx(), c.b.out.Adopt(c.outKey, outbox.MessageID(msgID)), outbox.High, outbox.Content{Text: html, Keyboard: kb})
+	html, kb := m.schedulesList(c)
+	c.EditMessage(c.Message(msgID), outbox.High, outbox.Content{Text: html, Keyboard: kb})
 	if ok {
-		c.b.pokeScheduler()
-		c.reply(fmt.Sprintf("🗑 Deleted #%d (%s).", id, render.EscapeHTML(userName(from))), msgID)
+		m.pokeScheduler()
+		c.Reply(fmt.Sprintf("🗑 Deleted #%d (%s).", id, render.EscapeHTML(chat.UserName(from))), msgID)
 	}
 }
 
@@ -174,53 +169,50 @@ func (c *Chat) deleteSchedule(id int64, msgID int, from models.User) {
 // never folds into a turn the user started. An album or forwards being
 // collected go first, in the project they were sent in: the flush makes
 // the chat busy with them, so the run waits for their turn.
-func (c *Chat) runScheduled(sc state.Schedule) {
-	c.flushPending() // an album or forwards being collected go first (batch.go)
-	if c.busy() {
-		c.away.waiting = append(c.away.waiting, sc)
-		c.pollWaiting()
+func (m *Module) runScheduled(c *chat.Chat, sc state.Schedule) {
+	c.FlushPending() // an album or forwards being collected go first (batch.go)
+	if c.Busy() {
+		m.away.Get(c).waiting = append(m.away.Get(c).waiting, sc)
+		m.pollWaiting(c)
 		return
 	}
-	if !c.enterScheduledProject(sc) { // schedules_projects.go: skipped, and told
-		c.finishScheduleRun(sc)
+	if !m.enterScheduledProject(c, sc) { // schedules_projects.go: skipped, and told
+		m.finishScheduleRun(c, sc)
 		return
 	}
 	if sc.FreshSession {
-		c.resetSession()
+		c.ResetSession()
 	}
-	before := c.turn
-	c.log.Info().Int64("schedule", sc.ID).Msg("running a scheduled prompt")
+	c.Log().Info().Int64("schedule", sc.ID).Msg("running a scheduled prompt")
 	in := runner.UserInput{Text: sc.Prompt}
-	c.sendOutgoing(&Outgoing{input: in, label: labelOf(in), from: sc.CreatedBy, settled: func() { c.finishScheduleRun(sc) }}) // pending_runs.go
-	if t := c.turn; t != nil && t != before && !t.done {
-		t.notes = append(t.notes, scheduledNote(sc))
-	}
+	c.SendOutgoing(chat.NewOutgoing(in, 0, sc.CreatedBy).WithNote(scheduledNote(sc)).
+		OnSettled(func() { m.finishScheduleRun(c, sc) })) // pending.go
 }
 
 // runWaiting runs the oldest run that came while the chat was busy.
-func (c *Chat) runWaiting() {
-	if len(c.away.waiting) == 0 {
+func (m *Module) runWaiting(c *chat.Chat) {
+	if len(m.away.Get(c).waiting) == 0 {
 		return
 	}
-	if c.busy() {
-		c.pollWaiting()
+	if c.Busy() {
+		m.pollWaiting(c)
 		return
 	}
-	sc := c.away.waiting[0]
-	c.away.waiting = c.away.waiting[1:]
-	c.runScheduled(sc)
+	sc := m.away.Get(c).waiting[0]
+	m.away.Get(c).waiting = m.away.Get(c).waiting[1:]
+	m.runScheduled(c, sc)
 }
 
-func (c *Chat) pollWaiting() {
-	if c.away.polling {
+func (m *Module) pollWaiting(c *chat.Chat) {
+	if m.away.Get(c).polling {
 		return
 	}
-	c.away.polling = true
+	m.away.Get(c).polling = true
 	time.AfterFunc(waitingPoll, func() {
-		c.post(item{fn: func() {
-			c.away.polling = false
-			c.runWaiting()
-		}})
+		c.Post(func() {
+			m.away.Get(c).polling = false
+			m.runWaiting(c)
+		})
 	})
 }
 
@@ -365,30 +357,39 @@ func parseEvery(args string) (cronspec.Spec, string, error) {
 	return spec, prompt, nil
 }
 
-// Register adds /at, /every and /schedules.
-func (m schedulesModule) Register(r *Registry) {
-	r.Command(Command{Name: "at", Help: "Send a prompt later: /at 30m PROMPT, /at 09:00 PROMPT",
-		Run: func(c *Chat, in Invocation) { c.scheduleAt(in.Args, in.Msg) }})
-	r.Command(Command{Name: "every", Help: "Send a prompt on a schedule: /every \"0 9 * * 1-5\" PROMPT",
-		Run: func(c *Chat, in Invocation) { c.scheduleEvery(in.Args, in.Msg) }})
-	r.Command(Command{Name: "schedules", Help: "This chat's schedules; /schedules pause or resume",
-		Run: func(c *Chat, in Invocation) { c.schedulesCommand(in.Args, in.Msg.ID) }})
-	r.OnEvent(func(c *Chat, ev runner.Event) {
+// Register adds /at, /every and /schedules, the retry offered when a
+// limit rejects a prompt, and their buttons.
+func (m *Module) Register(r *chat.Registry) {
+	m.away = chat.NewSlot[chatAway](r)
+	r.Command(chat.Command{Name: "at", Help: "Send a prompt later: /at 30m PROMPT, /at 09:00 PROMPT",
+		Run: func(c *chat.Chat, in chat.Invocation) { m.scheduleAt(c, in.Args, in.Msg) }})
+	r.Command(chat.Command{Name: "every", Help: "Send a prompt on a schedule: /every \"0 9 * * 1-5\" PROMPT",
+		Run: func(c *chat.Chat, in chat.Invocation) { m.scheduleEvery(c, in.Args, in.Msg) }})
+	r.Command(chat.Command{Name: "schedules", Help: "This chat's schedules; /schedules pause or resume",
+		Run: func(c *chat.Chat, in chat.Invocation) { m.schedulesCommand(c, in.Args, in.Msg.ID) }})
+	r.OnEvent(func(c *chat.Chat, ev runner.Event) {
+		away := m.away.Get(c)
 		switch e := ev.(type) {
 		case runner.RateLimit:
 			if e.Status == "rejected" && !e.ResetsAt.IsZero() { // remembered for the retry offer (limitretry.go)
-				c.away.rejection = &e
+				away.rejection = &e
 			}
 		case runner.TurnCompleted:
-			c.away.rejection = nil
-			if len(c.away.waiting) > 0 {
-				c.post(item{fn: c.runWaiting})
+			away.rejection = nil
+			if len(away.waiting) > 0 {
+				c.Post(func() { m.runWaiting(c) })
 			}
 		}
 	})
-	r.InterceptAnswer(func(c *Chat, tc runner.TurnCompleted, replyTo int) bool { return c.answerLimit(tc, replyTo) })
+	r.InterceptAnswer(func(c *chat.Chat, tc runner.TurnCompleted, replyTo int) bool { return m.answerLimit(c, tc, replyTo) })
 	const wait = "untether is restarting; press again once it is back."
-	r.StoredButton(btnRetryLimit, StoredButton{Ack: "Will retry", Wait: wait, WaitFirst: true, Resolve: m.b.resolveAway(btnRetryLimit)})
-	r.StoredButton(btnDropRetry, StoredButton{Ack: "Dropped", Wait: wait, WaitFirst: true, Resolve: m.b.resolveAway(btnDropRetry)})
-	r.StoredButton(btnDeleteSchedule, StoredButton{Ack: "Deleting…", Wait: wait, WaitFirst: true, Resolve: m.b.resolveAway(btnDeleteSchedule)})
+	r.StoredButton(btnRetryLimit, chat.StoredButton{Ack: "Will retry", Wait: wait, WaitFirst: true, Resolve: m.resolveAway(btnRetryLimit),
+		Sample: m.sampleRetry})
+	r.StoredButton(btnDropRetry, chat.StoredButton{Ack: "Dropped", Wait: wait, WaitFirst: true, Resolve: m.resolveAway(btnDropRetry),
+		Sample: m.sampleRetry})
+	r.StoredButton(btnDeleteSchedule, chat.StoredButton{Ack: "Deleting…", Wait: wait, WaitFirst: true, Resolve: m.resolveAway(btnDeleteSchedule),
+		Sample: m.sampleSchedule})
 }
+
+// Start runs the scheduler until ctx ends (scheduler.go).
+func (m *Module) Start(ctx context.Context) { m.runScheduler(ctx) }

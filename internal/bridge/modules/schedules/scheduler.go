@@ -1,4 +1,4 @@
-package chat
+package schedules
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/cronspec"
@@ -25,81 +26,80 @@ const settingPaused = "scheduler-paused"
 // a run by at most this much.
 const schedulerIdle = time.Hour
 
-func (b *Engine) runScheduler(ctx context.Context) {
-	defer close(b.away.done)
-	b.syncConfigSchedules(ctx)
-	b.replayPendingRuns(ctx) // pending_runs.go: runs a restart interrupted go first
-	b.skipMissed(ctx)
+func (m *Module) runScheduler(ctx context.Context) {
+	m.syncConfigSchedules(ctx)
+	m.replayPendingRuns(ctx) // pending_runs.go: runs a restart interrupted go first
+	m.skipMissed(ctx)
 	for {
 		wait := schedulerIdle
-		if next := b.fireDue(ctx); !next.IsZero() {
-			wait = min(wait, max(next.Sub(b.now()), 0))
+		if next := m.fireDue(ctx); !next.IsZero() {
+			wait = min(wait, max(next.Sub(m.host.Now()), 0))
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-b.away.wake:
-		case <-b.away.clock.After(wait):
+		case <-m.wake:
+		case <-m.host.Clock().After(wait):
 		}
 	}
 }
 
 // fireDue hands every due schedule and retry to its chat, and returns when
 // the next one is due (zero: none is).
-func (b *Engine) fireDue(ctx context.Context) time.Time {
-	now := b.now()
+func (m *Module) fireDue(ctx context.Context) time.Time {
+	now := m.host.Now()
 	retry := now.Add(time.Minute) // after a store error
-	paused, err := b.schedulesPaused(ctx)
+	paused, err := m.schedulesPaused(ctx)
 	if err != nil {
-		b.log.Error().Err(err).Msg("read whether schedules are paused")
+		m.log.Error().Err(err).Msg("read whether schedules are paused")
 		return retry
 	}
 	var next time.Time
 	if !paused {
-		due, err := b.store.DueSchedules(ctx, now)
+		due, err := m.store.DueSchedules(ctx, now)
 		if err != nil {
-			b.log.Error().Err(err).Msg("list due schedules")
+			m.log.Error().Err(err).Msg("list due schedules")
 			return retry
 		}
 		for _, sc := range due {
-			ok, err := b.store.AdvanceSchedule(ctx, sc.ID, sc.NextRun, nextRun(sc, now), now)
+			ok, err := m.store.AdvanceSchedule(ctx, sc.ID, sc.NextRun, nextRun(sc, now), now)
 			if err != nil {
-				b.log.Error().Err(err).Int64("schedule", sc.ID).Msg("advance a schedule")
+				m.log.Error().Err(err).Int64("schedule", sc.ID).Msg("advance a schedule")
 				return retry
 			}
 			if ok {
 				sc.PendingRun = sc.NextRun // pending from now on (AdvanceSchedule)
-				b.deliverRun(ctx, sc)      // pending_runs.go
+				m.deliverRun(ctx, sc)      // pending_runs.go
 			}
 		}
-		at, ok, err := b.store.NextScheduleRun(ctx)
+		at, ok, err := m.store.NextScheduleRun(ctx)
 		if err != nil {
-			b.log.Error().Err(err).Msg("find the next schedule")
+			m.log.Error().Err(err).Msg("find the next schedule")
 			return retry
 		}
 		if ok {
 			next = at
 		}
 	}
-	due, err := b.store.DueRetries(ctx, now)
+	due, err := m.store.DueRetries(ctx, now)
 	if err != nil {
-		b.log.Error().Err(err).Msg("list due retries")
+		m.log.Error().Err(err).Msg("list due retries")
 		return retry
 	}
 	for _, r := range due {
-		ok, err := b.store.DecideRetry(ctx, r.Token, state.RetryFiring, 0, state.RetryScheduled)
+		ok, err := m.store.DecideRetry(ctx, r.Token, state.RetryFiring, 0, state.RetryScheduled)
 		if err != nil {
-			b.log.Error().Err(err).Msg("claim a due retry")
+			m.log.Error().Err(err).Msg("claim a due retry")
 			return retry
 		}
 		if ok {
 			r.State = state.RetryFiring
-			b.deliverRetry(ctx, r) // pending_runs.go
+			m.deliverRetry(ctx, r) // pending_runs.go
 		}
 	}
-	at, ok, err := b.store.NextRetry(ctx)
+	at, ok, err := m.store.NextRetry(ctx)
 	if err != nil {
-		b.log.Error().Err(err).Msg("find the next retry")
+		m.log.Error().Err(err).Msg("find the next retry")
 		return retry
 	}
 	if ok && (next.IsZero() || at.Before(next)) {
@@ -111,22 +111,12 @@ func (b *Engine) fireDue(ctx context.Context) time.Time {
 // deliver posts work to a chat's actor; the callers (pending_runs.go)
 // checked that the chat may still be served. While the bridge drains, the
 // work stays pending for the next start.
-func (b *Engine) deliver(key state.ChatKey, fn func(*Chat)) {
-	c := b.chat(key, key.Chat < 0)
+func (m *Module) deliver(key state.ChatKey, fn func(*chat.Chat)) {
+	c := m.host.Chat(key)
 	if c == nil {
 		return // draining
 	}
-	c.post(item{fn: func() { fn(c) }})
-}
-
-// chatServed reports whether untether may still talk in a chat: a
-// private chat's user must be allowed, a group must be. What the previous
-// run left to send (reconcile.go), schedules and retries are held to it.
-func (b *Engine) chatServed(key state.ChatKey) bool {
-	if key.Chat > 0 {
-		return b.allowedUser(int64(key.Chat))
-	}
-	return b.allowedChat(int64(key.Chat))
+	c.Post(func() { fn(c) })
 }
 
 // runRefusal says why a scheduled run or a retry after a limit may not go
@@ -134,11 +124,11 @@ func (b *Engine) chatServed(key state.ChatKey) bool {
 // user it is from (a schedule's creator, a prompt's author; 0 for nobody,
 // as for a [[schedules]] entry) was taken off the allow-list since. Both
 // are checked at every run, against the config of the moment.
-func (b *Engine) runRefusal(key state.ChatKey, by state.UserID) string {
+func (m *Module) runRefusal(key state.ChatKey, by state.UserID) string {
 	switch {
-	case !b.chatServed(key):
+	case !m.host.ChatServed(key):
 		return "the chat is no longer allowed"
-	case by != 0 && !b.allowedUser(int64(by)):
+	case by != 0 && !m.host.UserAllowed(by):
 		return "the user it is from is no longer allowed"
 	}
 	return ""
@@ -159,31 +149,31 @@ func nextRun(sc state.Schedule, now time.Time) time.Time {
 // skipMissed runs at start: with [scheduler] catch_up off, runs missed while
 // the daemon was down are skipped (a one-off then never runs); with it on,
 // fireDue runs each missed schedule once.
-func (b *Engine) skipMissed(ctx context.Context) {
-	if b.Config().Scheduler.CatchUp {
+func (m *Module) skipMissed(ctx context.Context) {
+	if m.host.Config().Scheduler.CatchUp {
 		return
 	}
-	now := b.now()
-	due, err := b.store.DueSchedules(ctx, now)
+	now := m.host.Now()
+	due, err := m.store.DueSchedules(ctx, now)
 	if err != nil {
-		b.log.Error().Err(err).Msg("list schedules missed while down")
+		m.log.Error().Err(err).Msg("list schedules missed while down")
 		return
 	}
 	for _, sc := range due {
-		if _, err := b.store.AdvanceSchedule(ctx, sc.ID, sc.NextRun, nextRun(sc, now), time.Time{}); err != nil {
-			b.log.Error().Err(err).Msg("skip a missed schedule")
+		if _, err := m.store.AdvanceSchedule(ctx, sc.ID, sc.NextRun, nextRun(sc, now), time.Time{}); err != nil {
+			m.log.Error().Err(err).Msg("skip a missed schedule")
 		}
-		b.log.Info().Int64("schedule", sc.ID).Time("was_due", sc.NextRun).Msg("skipped a run missed while untether was down (catch_up = false)")
+		m.log.Info().Int64("schedule", sc.ID).Time("was_due", sc.NextRun).Msg("skipped a run missed while untether was down (catch_up = false)")
 	}
 }
 
 // syncConfigSchedules makes the stored file schedules those of the config.
-func (b *Engine) syncConfigSchedules(ctx context.Context) {
-	cfg := b.Config()
-	now := b.now()
+func (m *Module) syncConfigSchedules(ctx context.Context) {
+	cfg := m.host.Config()
+	now := m.host.Now()
 	entries := make([]state.Schedule, 0, len(cfg.Schedules))
 	projects := map[string]string{}
-	defer func() { b.away.schedProjects.Store(&projects) }()
+	defer func() { m.schedProjects.Store(&projects) }()
 	for _, e := range cfg.Schedules {
 		tz := e.Timezone
 		if tz == "" {
@@ -203,12 +193,12 @@ func (b *Engine) syncConfigSchedules(ctx context.Context) {
 		sc.NextRun = nextRun(sc, now)
 		entries = append(entries, sc)
 	}
-	if err := b.store.SyncConfigSchedules(ctx, entries); err != nil {
-		b.log.Error().Err(err).Msg("store the config file's schedules")
+	if err := m.store.SyncConfigSchedules(ctx, entries); err != nil {
+		m.log.Error().Err(err).Msg("store the config file's schedules")
 	}
 }
 
-func (b *Engine) schedulesPaused(ctx context.Context) (bool, error) {
-	v, _, err := b.store.Setting(ctx, settingPaused)
+func (m *Module) schedulesPaused(ctx context.Context) (bool, error) {
+	v, _, err := m.store.Setting(ctx, settingPaused)
 	return v == "1", err
 }
