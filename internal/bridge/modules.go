@@ -5,6 +5,7 @@ import (
 	"github.com/untether/untether/internal/bridge/modules/background"
 	"github.com/untether/untether/internal/bridge/modules/budget"
 	"github.com/untether/untether/internal/bridge/modules/mcpnotice"
+	"github.com/untether/untether/internal/bridge/modules/places"
 	"github.com/untether/untether/internal/bridge/modules/schedules"
 	"github.com/untether/untether/internal/bridge/modules/settings"
 )
@@ -18,7 +19,7 @@ func modules(h *chat.Host) []chat.Module {
 		settings.New(),
 		budget.New(h),
 		schedules.New(h),
-		chat.PlacesModule(h),
+		places.New(h),
 		chat.FilesModule(h),
 		chat.PhoneModule(h),
 		mcpnotice.New(),

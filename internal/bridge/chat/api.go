@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/rs/zerolog"
 
@@ -213,3 +214,67 @@ func (c *Chat) NotOpen(p config.ProjectSettings) string { return c.notOpen(p) }
 func (c *Chat) SwitchPlace(pl Place, respond func(html string)) bool {
 	return c.switchPlace(pl, respond)
 }
+
+// Group reports whether the chat is a group or a forum topic, where
+// everyone in it reads what is sent.
+func (c *Chat) Group() bool { return c.group }
+
+// ProjectNames lists the projects open to the chat, in the config's order.
+func (c *Chat) ProjectNames(cfg *config.Config) []string { return c.projectNames(cfg) }
+
+// NotOpenText refuses a project the chat may not use.
+func (c *Chat) NotOpenText(p config.ProjectSettings) string { return c.notOpenText(p) }
+
+// ArrivedText says where the chat works now (p, pl) and what its next
+// message does there.
+func (c *Chat) ArrivedText(p config.ProjectSettings, pl Place) string { return c.arrivedText(p, pl) }
+
+// RefuseBusy tells a chat whose turn runs (or waits for an approval or a
+// slot) through respond that it must end first, and reports whether it did.
+func (c *Chat) RefuseBusy(respond func(html string)) bool { return c.refuseBusy(respond) }
+
+// ResumeSession makes the chat resume session id, in the project and
+// branch it ran in, and reports whether it does (respond says why not).
+func (c *Chat) ResumeSession(id string, respond func(html string)) bool {
+	return c.resumeSession(id, respond)
+}
+
+// ContinueSession makes the chat's next message continue session id at
+// pl, the chat's place: a session the chat had (ours) or one started
+// outside untether, whose first prompt was then someone else's.
+func (c *Chat) ContinueSession(pl Place, id string, ours bool) error {
+	if id == c.record().SessionID {
+		return nil
+	}
+	c.dropSession("/continue")
+	c.continueNext = false
+	if err := c.b.store.NoteSession(c.ctx(), c.key, pl.Project, pl.Branch, id); err != nil {
+		return fmt.Errorf("continue session %s: %w", id, err)
+	}
+	c.rec.SessionID = id
+	c.saveRecord()
+	if !ours {
+		c.adoptID = id // its first prompt was someone else's (noteSession)
+	}
+	return nil
+}
+
+// ContinueLatestNext makes the chat's next message continue the most
+// recent conversation in its directory by the CLI's own --continue (a
+// project on another host, whose transcripts untether cannot read).
+func (c *Chat) ContinueLatestNext() {
+	// Killed, not closed: a CLI that exits normally appends to its
+	// transcript, which would make its own session the directory's latest,
+	// the one --continue takes.
+	c.detachSession("/continue", true)
+	c.continueNext = true
+	c.rec.SessionID = ""
+	c.saveRecord()
+}
+
+// Data is what the menu's kind keeps with it (the project a branch menu
+// lists the worktrees of).
+func (m *Menu) Data() string { return m.data }
+
+// SetData keeps data with the menu.
+func (m *Menu) SetData(data string) { m.data = data }

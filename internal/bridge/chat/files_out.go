@@ -39,9 +39,9 @@ import (
 // afterwards for a FIFO or a link to a secret changes nothing.
 
 const (
-	// untetherDir is untether's own directory in a project or worktree:
+	// UntetherDir is untether's own directory in a project or worktree:
 	// never a change of the user's (worktrees.go), never zipped (get.go).
-	untetherDir = ".untether"
+	UntetherDir = ".untether"
 	outboxRoot  = ".untether/outbox"
 	sentDir     = ".untether/sent"
 )

@@ -70,10 +70,10 @@ func resolveGet(workdir, arg string, deny []string) (getTarget, error) {
 	if pattern, hit := pathglob.MatchAny(deny, rel); hit {
 		return getTarget{}, refused("🔒 %s is refused: it matches the <code>[files] deny</code> pattern <code>%s</code>.", shown, render.EscapeHTML(pattern))
 	}
-	if hasSegment(rel, untetherDir) {
+	if hasSegment(rel, UntetherDir) {
 		// Uploads, and the files sent to every chat of the project: not
 		// this chat's to fetch.
-		return getTarget{}, refused("🔒 %s is refused: <code>%s</code> holds untether's own files (uploads, and the files sent to each chat), which /get does not send.", shown, untetherDir)
+		return getTarget{}, refused("🔒 %s is refused: <code>%s</code> holds untether's own files (uploads, and the files sent to each chat), which /get does not send.", shown, UntetherDir)
 	}
 	base, err := safefs.OpenBase(workdir)
 	if err != nil {

@@ -208,7 +208,7 @@ func (w *zipWalk) add(d *safefs.Dir, sub, name string) error {
 	// its own .untether), and so are the worktrees inside the directory
 	// asked for: each is a whole checkout of its own.
 	_, denied := pathglob.MatchAny(w.deny, p)
-	if name == untetherDir || info.IsDir() && hasSegment(s, worktreesDir) || denied {
+	if name == UntetherDir || info.IsDir() && hasSegment(s, WorktreesDir) || denied {
 		w.st.skipped++
 		return nil
 	}

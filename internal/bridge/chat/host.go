@@ -1,11 +1,15 @@
 package chat
 
 import (
+	"context"
+	"fmt"
 	"time"
 
+	"github.com/go-telegram/bot"
 	"github.com/rs/zerolog"
 
 	"github.com/untether/untether/internal/bridge/durable"
+	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 )
@@ -44,3 +48,26 @@ func (h *Host) ChatServed(key state.ChatKey) bool { return h.e.chatServed(key) }
 
 // UserAllowed reports whether a Telegram user may use the bot.
 func (h *Host) UserAllowed(id state.UserID) bool { return h.e.allowedUser(int64(id)) }
+
+// InheritEnv is the daemon's environment; only its allow-listed part
+// reaches what untether runs (runner.BuildEnv).
+func (h *Host) InheritEnv() []string { return h.e.opts.InheritEnv }
+
+// CreateForumTopic makes a topic called name in forum chat, and returns
+// its thread id. An error never names the bot token.
+func (h *Host) CreateForumTopic(ctx context.Context, chat int64, name string) (int, error) {
+	topic, err := h.e.bot.CreateForumTopic(ctx, &bot.CreateForumTopicParams{ChatID: chat, Name: name})
+	if err != nil {
+		return 0, fmt.Errorf("create forum topic: %w", redactErr(err, h.e.Config()))
+	}
+	return topic.MessageThreadID, nil
+}
+
+// BindTopic stores a new forum topic's project and branch before anyone
+// writes there, so its first message starts in them.
+func (h *Host) BindTopic(key state.ChatKey, pl Place) error { return h.e.bindTopic(key, pl) }
+
+// SendTo sends content to a chat that may have no actor (a new topic).
+func (h *Host) SendTo(key state.ChatKey, prio outbox.Priority, content outbox.Content) *outbox.Message {
+	return h.e.out.Send(h.e.runCtx, outKey(key), prio, content, outbox.SendOptions{})
+}

@@ -3,9 +3,6 @@ package chat
 // The modules that still live in this package, while they move out to
 // internal/bridge/modules one by one; bridge's modules.go lists them.
 
-// PlacesModule is /project, /topic, /branch, /sessions and /continue.
-func PlacesModule(h *Host) Module { return placesModule{h.e} }
-
 // FilesModule is Claude's outbox, /get, uploads and full diffs.
 func FilesModule(h *Host) Module { return filesModule{h.e} }
 

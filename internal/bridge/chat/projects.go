@@ -57,12 +57,12 @@ func (c *Chat) placeFor(cfg *config.Config) (config.ProjectSettings, Place) {
 	return p, pl
 }
 
-// placeDir is the directory a session at pl runs in.
-func placeDir(p config.ProjectSettings, pl Place) string {
+// PlaceDir is the directory a session at pl runs in.
+func PlaceDir(p config.ProjectSettings, pl Place) string {
 	if pl.Branch == "" {
 		return p.Path
 	}
-	return worktreeDir(p.Path, pl.Branch)
+	return WorktreeDir(p.Path, pl.Branch)
 }
 
 // placeLabel names where the chat works, for footers and headers; "" on a
@@ -91,7 +91,7 @@ func placeLabelOf(cfg *config.Config, pl Place) string {
 // WhereText is the project's directory as the user knows it, with the host
 // for a remote one.
 func WhereText(p config.ProjectSettings, pl Place) string {
-	dir := placeDir(p, pl)
+	dir := PlaceDir(p, pl)
 	if p.Remote() {
 		return p.Host + ":" + dir
 	}
@@ -245,54 +245,6 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// chooseProject is /project: without an argument it lists the projects as
-// buttons, with a name it switches the chat (in a forum topic: binds the
-// topic) to it.
-func (c *Chat) chooseProject(arg string, replyTo int) {
-	name := strings.TrimSpace(arg)
-	cfg := c.b.Config()
-	cur, pl := c.placeFor(cfg)
-	if name == "" {
-		c.showMenu("project", "📁 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n\n"+projectList(cfg, c.projectNames(cfg))+
-			"\nChoose a project, or send <code>/project NAME</code>:", c.projectNames(cfg), cur.Name, replyTo)
-		return
-	}
-	if _, ok := cfg.Project(name); !ok {
-		c.showMenu("project", "❓ There is no project <b>"+render.EscapeHTML(name)+"</b>.\n\n"+projectList(cfg, c.projectNames(cfg))+"\nChoose one:",
-			c.projectNames(cfg), cur.Name, replyTo)
-		return
-	}
-	c.applyProject(name, func(html string) { c.reply(html, replyTo) })
-}
-
-// applyProject switches the chat to the project called name.
-func (c *Chat) applyProject(name string, respond func(string)) {
-	cfg := c.b.Config()
-	p, ok := cfg.Project(name)
-	if !ok {
-		respond("❓ There is no project <b>" + render.EscapeHTML(name) + "</b> any more. /project lists them.")
-		return
-	}
-	if !c.mayUse(p) {
-		respond(c.notOpenText(p))
-		return
-	}
-	_, cur := c.placeFor(cfg)
-	to := Place{Project: p.Name}
-	if cur == to && c.record().Project != "" {
-		respond(c.arrivedText(p, to))
-		return
-	}
-	if err := CheckProjectDir(p); err != nil {
-		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()) +
-			"\nThis " + c.chatWord() + " stays in <b>" + render.EscapeHTML(cur.String()) + "</b>.")
-		return
-	}
-	if c.switchPlace(to, respond) {
-		respond(c.arrivedText(p, to))
-	}
-}
-
 // CheckProjectDir reports a local project whose directory is gone. A
 // remote one is checked when its CLI starts.
 func CheckProjectDir(p config.ProjectSettings) error {
@@ -315,21 +267,6 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// projectList is one line per project of names: its name, description
-// and where.
-func projectList(cfg *config.Config, names []string) string {
-	var b strings.Builder
-	for _, name := range names {
-		p, _ := cfg.Project(name)
-		b.WriteString("• <b>" + render.EscapeHTML(name) + "</b>")
-		if p.Description != "" {
-			b.WriteString(" — " + render.EscapeHTML(p.Description))
-		}
-		b.WriteString(" · <code>" + render.EscapeHTML(WhereText(p, Place{Project: name})) + "</code>\n")
-	}
-	return b.String()
 }
 
 // startErrorText explains why the chat's CLI could not start, naming the
@@ -422,7 +359,7 @@ func (c *Chat) uploadDir(cfg *config.Config) string {
 	if p.Remote() {
 		return ""
 	}
-	return placeDir(p, pl)
+	return PlaceDir(p, pl)
 }
 
 // projectDirs are the local directories uploads may be saved in: every
@@ -438,22 +375,4 @@ func projectDirs(cfg *config.Config) []string {
 		dirs = append(dirs, worktreeDirs(p.Path)...) // worktrees.go
 	}
 	return dirs
-}
-
-// Register adds /project, /topic, /branch, /sessions and /continue.
-func (m placesModule) Register(r *Registry) {
-	r.Command(Command{Name: "project", Help: "Show or switch the project (in a topic: bind it)",
-		Run: func(c *Chat, in Invocation) { c.chooseProject(in.Args, in.Msg.ID) }})
-	r.Command(Command{Name: "topic", Help: "New forum topic for a project: /topic NAME [BRANCH]",
-		Run: func(c *Chat, in Invocation) { c.createTopic(in.Args, in.Msg) }})
-	r.Command(Command{Name: "branch", Help: "Work in a git worktree: /branch NAME, /branch - for main",
-		Run: func(c *Chat, in Invocation) { c.chooseBranch(in.Args, in.Msg.ID) }})
-	r.Command(Command{Name: "sessions", Help: "This chat's last sessions, with Resume buttons",
-		Run: func(c *Chat, in Invocation) { c.listSessions(in.Msg.ID) }})
-	r.Command(Command{Name: "continue", Help: "Continue the latest session in the project, e.g. from a terminal",
-		Run: func(c *Chat, in Invocation) { c.continueLatest(in.Msg.ID) }})
-	r.Menu("project", MenuKind{Pick: func(c *Chat, _ *Menu, choice string, respond func(string)) { c.applyProject(choice, respond) }})
-	r.Menu("branch", MenuKind{Pick: func(c *Chat, m *Menu, choice string, respond func(string)) { c.applyBranch(m.data, choice, respond) }})
-	r.Menu("session", MenuKind{Columns: 5, // "▶️ 1" … "▶️ 10"
-		Pick: func(c *Chat, _ *Menu, choice string, respond func(string)) { c.resumeSession(choice, respond) }})
 }

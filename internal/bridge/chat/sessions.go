@@ -1,12 +1,10 @@
 package chat
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
@@ -21,41 +19,17 @@ import (
 // sessionsShown is how many sessions /sessions lists.
 const sessionsShown = 10
 
-// sessionPromptMax is how much of a first prompt a /sessions line shows.
-const sessionPromptMax = 60
+// SessionPromptMax is how much of a first prompt a /sessions line shows.
+const SessionPromptMax = 60
 
-func (c *Chat) listSessions(replyTo int) {
-	list, err := c.b.store.RecentSessions(c.ctx(), c.key, sessionsShown)
-	if err != nil {
-		c.log.Error().Err(err).Msg("list sessions")
-		c.reply("⚠️ Could not read this "+c.chatWord()+"'s sessions.", replyTo)
-		return
-	}
-	if len(list) == 0 {
-		c.reply("No sessions in this "+c.chatWord()+" yet: your next message starts one.", replyTo)
-		return
-	}
-	now := time.Now()
-	var b strings.Builder
-	b.WriteString("🗂 <b>Sessions</b> (latest first)\n")
-	choices, labels := make([]string, len(list)), make([]string, len(list))
-	for i, se := range list {
-		n := strconv.Itoa(i + 1)
-		choices[i], labels[i] = se.ID, "▶️ "+n
-		b.WriteString("\n" + n + ". " + sessionLine(se, now))
-	}
-	b.WriteString("\n\nResume one with its button.")
-	c.showMenuLabeled("session", b.String(), choices, labels, c.record().SessionID, replyTo)
-}
-
-// sessionLine is one /sessions entry: where, what, when, how much.
-func sessionLine(se state.Session, now time.Time) string {
+// SessionLine is one /sessions entry: where, what, when, how much.
+func SessionLine(se state.Session, now time.Time) string {
 	where := Place{Project: se.Project, Branch: se.Branch}.String()
 	prompt := strings.Join(strings.Fields(se.FirstPrompt), " ")
 	if prompt == "" {
 		prompt = "(started elsewhere or without text)"
 	} else {
-		prompt = "“" + render.Truncate(prompt, sessionPromptMax) + "”"
+		prompt = "“" + render.Truncate(prompt, SessionPromptMax) + "”"
 	}
 	line := "<b>" + render.EscapeHTML(where) + "</b> — " + render.EscapeHTML(prompt) +
 		" · " + render.FormatElapsed(now.Sub(se.LastActive)) + " ago · " + plural(se.Turns, "turn", "turns")
@@ -107,77 +81,8 @@ func (c *Chat) resumeSession(stored string, respond func(string)) bool {
 	_ = c.b.store.TouchSession(c.ctx(), string(id))
 	c.rec.SessionID = string(id)
 	c.saveRecord()
-	respond("↩️ Resuming " + sessionLine(se, time.Now()) + "\n" + c.arrivedText(p, to))
+	respond("↩️ Resuming " + SessionLine(se, time.Now()) + "\n" + c.arrivedText(p, to))
 	return true
-}
-
-// continueLatest is /continue: the next message continues the most recent
-// conversation in the project's directory, including one started at a
-// terminal there, when the chat may see it (continue_latest.go).
-func (c *Chat) continueLatest(replyTo int) {
-	cfg := c.b.Config()
-	p, pl := c.placeFor(cfg)
-	respond := func(html string) { c.reply(html, replyTo) }
-	if c.refuseBusy(respond) {
-		return
-	}
-	if p.Remote() {
-		c.continueRemote(p, pl, respond)
-		return
-	}
-	dir := placeDir(p, pl)
-	id, err := latestSession(c.b.cliHome(p), dir)
-	switch {
-	case err != nil:
-		c.log.Error().Err(err).Msg("find the latest session")
-		respond("⚠️ Could not look for the most recent Claude session in <code>" + render.EscapeHTML(dir) + "</code>: " + render.EscapeHTML(err.Error()))
-		return
-	case id == "":
-		respond("There is no Claude session in <code>" + render.EscapeHTML(dir) + "</code> to continue yet: your next message starts one.")
-		return
-	}
-	if why := c.continueRefusal(id); why != "" {
-		c.log.Info().Str("latest", id).Msg("refused /continue: the latest session is not this chat's to see")
-		respond(why)
-		return
-	}
-	text, ours := c.continueText(id, dir, pl.String())
-	if id != c.record().SessionID {
-		c.dropSession("/continue")
-		c.continueNext = false
-		if err := c.b.store.NoteSession(c.ctx(), c.key, pl.Project, pl.Branch, id); err != nil {
-			c.log.Error().Err(err).Msg("continue the latest session")
-			respond("⚠️ Could not continue that session.")
-			return
-		}
-		c.rec.SessionID = id
-		c.saveRecord()
-		if !ours {
-			c.adoptID = id // its first prompt was someone else's (noteSession)
-		}
-	}
-	respond(text)
-}
-
-// continueRemote is /continue in a project on another host, whose
-// transcripts untether cannot read: a group is refused, a private chat
-// gets the CLI's own --continue.
-func (c *Chat) continueRemote(p config.ProjectSettings, pl Place, respond func(string)) {
-	if c.group {
-		respond("🔒 Project <b>" + render.EscapeHTML(p.Name) + "</b> runs on " + render.EscapeHTML(p.Host) +
-			", where untether cannot see whose the most recent Claude session is, so /continue works for it only in a private chat. /sessions lists this " +
-			c.chatWord() + "'s sessions.")
-		return
-	}
-	// Killed, not closed: a CLI that exits normally appends to its
-	// transcript, which would make its own session the directory's latest,
-	// the one --continue takes.
-	c.detachSession("/continue", true)
-	c.continueNext = true
-	c.rec.SessionID = ""
-	c.saveRecord()
-	respond("↪️ Your next message continues the most recent Claude session in <code>" + render.EscapeHTML(WhereText(p, pl)) +
-		"</code>, wherever it was started (a terminal too), in project <b>" + render.EscapeHTML(pl.String()) + "</b>.")
 }
 
 // resumeLine is the answer's "claude --resume <id>", when the config

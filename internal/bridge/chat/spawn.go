@@ -27,7 +27,7 @@ func (c *Chat) spawnConfig(cfg *config.Config) (runner.Config, Place, runner.Ses
 		env["HOME"] = p.Home
 	}
 	rc := runner.Config{
-		Binary: p.Binary, Workdir: placeDir(p, pl), ExtraArgs: p.ExtraArgs, Env: env,
+		Binary: p.Binary, Workdir: PlaceDir(p, pl), ExtraArgs: p.ExtraArgs, Env: env,
 		IdleTimeout: cfg.Claude.IdleTimeout.Std(), StopTimeout: cfg.Claude.StopTimeout.Std(),
 	}
 	if p.Remote() {

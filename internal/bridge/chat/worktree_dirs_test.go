@@ -18,17 +18,17 @@ import (
 func TestProjectDirsFindsWorktreesWithSlashes(t *testing.T) {
 	repo := t.TempDir()
 	for _, wt := range []string{"main-fix", "feature/x", "feature/deep/y"} {
-		dir := filepath.Join(repo, worktreesDir, filepath.FromSlash(wt))
+		dir := filepath.Join(repo, WorktreesDir, filepath.FromSlash(wt))
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub", ".worktrees", "z"), 0o700))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: elsewhere\n"), 0o600))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", ".worktrees", "z", ".git"), []byte("gitdir: x\n"), 0o600))
 	}
-	require.NoError(t, os.MkdirAll(filepath.Join(repo, worktreesDir, "empty"), 0o700))
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, WorktreesDir, "empty"), 0o700))
 	cfg := &config.Config{Projects: map[string]config.Project{"repo": {Path: repo}}}
 	assert.ElementsMatch(t, []string{
 		repo,
-		filepath.Join(repo, worktreesDir, "main-fix"),
-		filepath.Join(repo, worktreesDir, "feature", "x"),
-		filepath.Join(repo, worktreesDir, "feature", "deep", "y"),
+		filepath.Join(repo, WorktreesDir, "main-fix"),
+		filepath.Join(repo, WorktreesDir, "feature", "x"),
+		filepath.Join(repo, WorktreesDir, "feature", "deep", "y"),
 	}, projectDirs(cfg))
 }

@@ -1,13 +1,13 @@
-package chat
+package places
 
 import (
 	"context"
 	"strings"
 	"time"
 
-	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
@@ -24,28 +24,28 @@ import (
 // topicNameMax is Telegram's limit on a topic's name.
 const topicNameMax = 128
 
-func (c *Chat) createTopic(args string, m *models.Message) {
-	respond := func(html string) { c.reply(html, m.ID) }
+func (m *Module) createTopic(c *chat.Chat, args string, msg *models.Message) {
+	respond := func(html string) { c.Reply(html, msg.ID) }
 	fields := strings.Fields(args)
 	if len(fields) == 0 || len(fields) > 2 {
 		respond("Usage: <code>/topic PROJECT [BRANCH]</code> makes a forum topic that works in that project (and git worktree).")
 		return
 	}
-	if !m.Chat.IsForum {
-		respond("🧵 /topic makes a topic in a forum group (a supergroup with topics), so it works only there. Here, /project switches this " + c.chatWord() + ".")
+	if !msg.Chat.IsForum {
+		respond("🧵 /topic makes a topic in a forum group (a supergroup with topics), so it works only there. Here, /project switches this " + c.ChatWord() + ".")
 		return
 	}
-	cfg := c.b.Config()
+	cfg := c.Config()
 	p, ok := cfg.Project(fields[0])
 	if !ok {
-		respond("❓ There is no project <b>" + render.EscapeHTML(fields[0]) + "</b>.\n\n" + projectList(cfg, c.projectNames(cfg)))
+		respond("❓ There is no project <b>" + render.EscapeHTML(fields[0]) + "</b>.\n\n" + projectList(cfg, c.ProjectNames(cfg)))
 		return
 	}
-	if !c.mayUse(p) { // projects_allowed.go: every topic of the group is the group's
-		respond(c.notOpenText(p))
+	if !c.MayUse(p) { // projects_allowed.go: every topic of the group is the group's
+		respond(c.NotOpenText(p))
 		return
 	}
-	pl := Place{Project: p.Name}
+	pl := chat.Place{Project: p.Name}
 	if len(fields) == 2 {
 		if p.Remote() {
 			respond("🌐 Project <b>" + render.EscapeHTML(p.Name) + "</b> is on " + render.EscapeHTML(p.Host) + "; branches (git worktrees) work only for projects on this machine.")
@@ -53,39 +53,39 @@ func (c *Chat) createTopic(args string, m *models.Message) {
 		}
 		pl.Branch = fields[1]
 	}
-	chat, base := m.Chat.ID, c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
-	go func() {
-		ctx, cancel := context.WithTimeout(base, gitTimeout+30*time.Second)
+	forum := msg.Chat.ID
+	c.Offload(func(ctx context.Context) func() {
+		ctx, cancel := context.WithTimeout(ctx, gitTimeout+30*time.Second)
 		defer cancel()
-		html := c.b.makeTopic(ctx, chat, p, pl)
-		c.post(item{fn: func() { respond(html) }})
-	}()
+		html := m.makeTopic(ctx, forum, p, pl)
+		return func() { respond(html) }
+	})
 }
 
 // makeTopic makes the worktree (if a branch is asked for), the topic, and
 // the binding, and returns what to tell the user.
-func (b *Engine) makeTopic(ctx context.Context, chat int64, p config.ProjectSettings, pl Place) string {
+func (m *Module) makeTopic(ctx context.Context, forum int64, p config.ProjectSettings, pl chat.Place) string {
 	if pl.Branch != "" {
-		if _, err := b.ensureWorktree(ctx, p, pl.Branch); err != nil {
+		if _, err := m.ensureWorktree(ctx, p, pl.Branch); err != nil {
 			return "⚠️ " + render.EscapeHTML(err.Error())
 		}
 	}
 	name := render.Truncate(pl.String(), topicNameMax)
-	topic, err := b.bot.CreateForumTopic(ctx, &bot.CreateForumTopicParams{ChatID: chat, Name: name})
+	thread, err := m.host.CreateForumTopic(ctx, forum, name)
 	if err != nil {
-		b.log.Warn().Err(redactErr(err, b.Config())).Msg("create a forum topic")
-		return topicRefusal(redactErr(err, b.Config()))
+		m.log.Warn().Err(err).Msg("create a forum topic")
+		return topicRefusal(err)
 	}
-	key := state.ChatKey{Chat: state.ChatID(chat), Thread: state.ThreadID(topic.MessageThreadID)}
-	if err := b.bindTopic(key, pl); err != nil {
-		b.log.Error().Err(err).Msg("bind a new topic to its project")
+	key := state.ChatKey{Chat: state.ChatID(forum), Thread: state.ThreadID(thread)}
+	if err := m.host.BindTopic(key, pl); err != nil {
+		m.log.Error().Err(err).Msg("bind a new topic to its project")
 		return "⚠️ Made the topic <b>" + render.EscapeHTML(name) + "</b>, but could not bind it: send <code>/project " +
 			render.EscapeHTML(p.Name) + "</code> in it."
 	}
-	where := WhereText(p, pl)
-	b.out.Send(b.runCtx, outbox.ChatKey{Chat: chat, Thread: topic.MessageThreadID}, outbox.High,
+	where := chat.WhereText(p, pl)
+	m.host.SendTo(key, outbox.High,
 		outbox.Content{Text: "📁 This topic works in <b>" + render.EscapeHTML(pl.String()) + "</b>\n<code>" + render.EscapeHTML(where) +
-			"</code>\nWrite here to start its session."}, outbox.SendOptions{})
+			"</code>\nWrite here to start its session."})
 	return "🧵 Made the topic <b>" + render.EscapeHTML(name) + "</b> for <code>" + render.EscapeHTML(where) + "</code>."
 }
 

@@ -1,10 +1,9 @@
-package chat
+package places
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
@@ -25,9 +25,6 @@ import (
 // missing or dirty is said so, never silently replaced by the main
 // checkout.
 
-// worktreesDir holds a project's worktrees, inside the project.
-const worktreesDir = ".worktrees"
-
 // gitTimeout bounds one git command (a worktree add checks out files).
 const gitTimeout = 2 * time.Minute
 
@@ -35,15 +32,13 @@ const gitTimeout = 2 * time.Minute
 // git check-ref-format has the final word.
 var branchPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,63}$`)
 
-func worktreeDir(path, branch string) string { return filepath.Join(path, worktreesDir, branch) }
-
 // git runs git in dir and returns its trimmed output; a failure carries
 // git's own message.
-func (b *Engine) git(ctx context.Context, dir string, args ...string) (string, error) {
+func (m *Module) git(ctx context.Context, dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(runner.BuildEnv(b.opts.InheritEnv, nil), "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(runner.BuildEnv(m.host.InheritEnv(), nil), "GIT_TERMINAL_PROMPT=0")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -66,12 +61,12 @@ type worktree struct {
 
 // listWorktrees returns the project's worktrees under .worktrees, with
 // whether each is dirty or missing.
-func (b *Engine) listWorktrees(ctx context.Context, repo string) ([]worktree, error) {
-	out, err := b.git(ctx, repo, "worktree", "list", "--porcelain")
+func (m *Module) listWorktrees(ctx context.Context, repo string) ([]worktree, error) {
+	out, err := m.git(ctx, repo, "worktree", "list", "--porcelain")
 	if err != nil {
 		return nil, err
 	}
-	root := filepath.Join(repo, worktreesDir) + string(filepath.Separator)
+	root := filepath.Join(repo, chat.WorktreesDir) + string(filepath.Separator)
 	var wts []worktree
 	for _, block := range strings.Split(out, "\n\n") {
 		var wt worktree
@@ -88,76 +83,53 @@ func (b *Engine) listWorktrees(ctx context.Context, repo string) ([]worktree, er
 		if _, err := os.Stat(wt.dir); err != nil {
 			wt.missing = true
 		} else {
-			wt.dirty = b.dirty(ctx, wt.dir)
+			wt.dirty = m.dirty(ctx, wt.dir)
 		}
 		wts = append(wts, wt)
 	}
 	return wts, nil
 }
 
-// worktreeDirs finds the worktrees under path's .worktrees on disk, without
-// git: each directory holding a .git (a worktree has a .git file) is one,
-// at any depth, since a branch name may have slashes (.worktrees/feature/x).
-// Links are not followed.
-func worktreeDirs(path string) []string {
-	var dirs []string
-	root := filepath.Join(path, worktreesDir)
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil // unreadable, or a file: not a worktree
-		}
-		if p == root {
-			return nil
-		}
-		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
-			dirs = append(dirs, p)
-			return fs.SkipDir
-		}
-		return nil
-	})
-	return dirs
-}
-
 // dirty reports uncommitted changes (untracked files included) in dir.
 // untether's own .untether directory (uploads, files sent, full diffs) is
 // not a change: the pathspec leaves it out even in a worktree made before
 // info/exclude named it.
-func (b *Engine) dirty(ctx context.Context, dir string) bool {
-	out, err := b.git(ctx, dir, "status", "--porcelain", "--", ".", ":(exclude)"+untetherDir)
+func (m *Module) dirty(ctx context.Context, dir string) bool {
+	out, err := m.git(ctx, dir, "status", "--porcelain", "--", ".", ":(exclude)"+chat.UntetherDir)
 	return err == nil && out != ""
 }
 
 // ensureWorktree makes the project's worktree for branch, or checks the
 // one there. It reports whether it made it.
-func (b *Engine) ensureWorktree(ctx context.Context, p config.ProjectSettings, branch string) (bool, error) {
-	top, err := b.git(ctx, p.Path, "rev-parse", "--show-toplevel")
+func (m *Module) ensureWorktree(ctx context.Context, p config.ProjectSettings, branch string) (bool, error) {
+	top, err := m.git(ctx, p.Path, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return false, fmt.Errorf("project %s is not a git repository (%s), so it has no worktrees", p.Name, p.Path)
 	}
 	if !branchPattern.MatchString(branch) || strings.Contains(branch, "..") {
 		return false, fmt.Errorf("%q is not a branch name untether uses: letters, digits, '.', '_', '-' and '/'", branch)
 	}
-	if _, err := b.git(ctx, p.Path, "check-ref-format", "--branch", branch); err != nil {
+	if _, err := m.git(ctx, p.Path, "check-ref-format", "--branch", branch); err != nil {
 		return false, fmt.Errorf("%q is not a valid git branch name", branch)
 	}
-	common, err := b.git(ctx, p.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	common, err := m.git(ctx, p.Path, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return false, err
 	}
-	dir := worktreeDir(p.Path, branch)
+	dir := chat.WorktreeDir(p.Path, branch)
 	if _, err := os.Stat(dir); err == nil {
-		theirs, err := b.git(ctx, dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+		theirs, err := m.git(ctx, dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
 		if err != nil || theirs != common {
 			return false, fmt.Errorf("%s exists but is not a worktree of project %s; move it away first", dir, p.Name)
 		}
 		return false, nil
 	}
 	// A worktree whose directory was deleted is still registered.
-	if _, err := b.git(ctx, p.Path, "worktree", "prune"); err != nil {
+	if _, err := m.git(ctx, p.Path, "worktree", "prune"); err != nil {
 		return false, err
 	}
 	args := []string{"worktree", "add"}
-	if _, err := b.git(ctx, p.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+	if _, err := m.git(ctx, p.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
 		args = append(args, dir, branch)
 	} else {
 		base := p.WorktreeBase
@@ -166,7 +138,7 @@ func (b *Engine) ensureWorktree(ctx context.Context, p config.ProjectSettings, b
 		}
 		args = append(args, "-b", branch, "--", dir, base)
 	}
-	if _, err := b.git(ctx, p.Path, args...); err != nil {
+	if _, err := m.git(ctx, p.Path, args...); err != nil {
 		return false, err
 	}
 	excludeWorktrees(common, top, p.Path)
@@ -183,12 +155,12 @@ func excludeWorktrees(common, top, path string) {
 	if err != nil {
 		return
 	}
-	pattern := "/" + filepath.ToSlash(filepath.Join(rel, worktreesDir)) + "/"
+	pattern := "/" + filepath.ToSlash(filepath.Join(rel, chat.WorktreesDir)) + "/"
 	pattern = strings.Replace(pattern, "/./", "/", 1)
 	file := filepath.Join(common, "info", "exclude")
 	old, _ := os.ReadFile(file)
 	var add []byte
-	for _, p := range []string{pattern, "/" + untetherDir + "/"} {
+	for _, p := range []string{pattern, "/" + chat.UntetherDir + "/"} {
 		if !bytes.Contains(old, []byte(p+"\n")) {
 			add = append(add, p+"\n"...)
 		}
@@ -206,23 +178,22 @@ func excludeWorktrees(common, top, path string) {
 // chooseBranch is /branch: without an argument it lists the worktrees as
 // buttons, "-" goes back to the main checkout, a name switches to (and if
 // needed makes) that worktree.
-func (c *Chat) chooseBranch(arg string, replyTo int) {
-	cfg := c.b.Config()
-	p, pl := c.placeFor(cfg)
-	respond := func(html string) { c.reply(html, replyTo) }
+func (m *Module) chooseBranch(c *chat.Chat, arg string, replyTo int) {
+	cfg := c.Config()
+	p, pl := c.Place(cfg)
+	respond := func(html string) { c.Reply(html, replyTo) }
 	if p.Remote() {
 		respond(remoteBranchText(p))
 		return
 	}
 	name := strings.TrimSpace(arg)
 	if name != "" {
-		c.applyBranch(p.Name, name, respond)
+		m.applyBranch(c, p.Name, name, respond)
 		return
 	}
-	ctx := c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
-	go func() {
-		wts, err := c.b.listWorktrees(ctx, p.Path)
-		c.post(item{fn: func() {
+	c.Offload(func(ctx context.Context) func() {
+		wts, err := m.listWorktrees(ctx, p.Path)
+		return func() {
 			if err != nil {
 				respond("⚠️ Project <b>" + render.EscapeHTML(p.Name) + "</b> has no worktrees: " + render.EscapeHTML(err.Error()))
 				return
@@ -242,12 +213,12 @@ func (c *Chat) chooseBranch(arg string, replyTo int) {
 			if cur == "" {
 				cur = "-"
 			}
-			m := c.showMenuLabeled("branch", "🌿 This "+c.chatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n"+
-				"Worktrees live in <code>"+render.EscapeHTML(filepath.Join(p.Path, worktreesDir))+"</code>; ✏️ has uncommitted changes.\n"+
+			menu := c.ShowMenuLabeled("branch", "🌿 This "+c.ChatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n"+
+				"Worktrees live in <code>"+render.EscapeHTML(filepath.Join(p.Path, chat.WorktreesDir))+"</code>; ✏️ has uncommitted changes.\n"+
 				"Choose one, or send <code>/branch NAME</code> to make one:", choices, labels, cur, replyTo)
-			m.data = p.Name
-		}})
-	}()
+			menu.SetData(p.Name)
+		}
+	})
 }
 
 // remoteBranchText refuses worktrees of a project on another host.
@@ -260,11 +231,11 @@ func remoteBranchText(p config.ProjectSettings) string {
 // checkout) of its project, making the worktree when it does not exist.
 // project is the project the choice was made for (a menu's, pressed
 // later): when the chat has since moved to another, nothing is applied.
-func (c *Chat) applyBranch(project, branch string, respond func(string)) {
-	cfg := c.b.Config()
-	p, cur := c.placeFor(cfg)
+func (m *Module) applyBranch(c *chat.Chat, project, branch string, respond func(string)) {
+	cfg := c.Config()
+	p, cur := c.Place(cfg)
 	if project != p.Name {
-		respond("🌿 This menu was for project <b>" + render.EscapeHTML(project) + "</b>; this " + c.chatWord() +
+		respond("🌿 This menu was for project <b>" + render.EscapeHTML(project) + "</b>; this " + c.ChatWord() +
 			" now works in <b>" + render.EscapeHTML(p.Name) + "</b>. Send /branch for its worktrees.")
 		return
 	}
@@ -272,29 +243,28 @@ func (c *Chat) applyBranch(project, branch string, respond func(string)) {
 		respond(remoteBranchText(p))
 		return
 	}
-	if c.refuseBusy(respond) {
+	if c.RefuseBusy(respond) {
 		return
 	}
-	to := Place{Project: p.Name}
+	to := chat.Place{Project: p.Name}
 	if branch != "-" {
 		to.Branch = branch
 	}
-	ctx := c.ctx() // on the actor: c.ctx reads c.log, which ensureSession replaces
-	go func() {
+	c.Offload(func(ctx context.Context) func() {
 		var (
 			created bool
 			err     error
 		)
 		if to.Branch != "" {
-			created, err = c.b.ensureWorktree(ctx, p, to.Branch)
+			created, err = m.ensureWorktree(ctx, p, to.Branch)
 		}
-		leftDirty := cur.Branch != "" && cur != to && c.b.dirty(ctx, placeDir(p, cur))
-		c.post(item{fn: func() {
+		leftDirty := cur.Branch != "" && cur != to && m.dirty(ctx, chat.PlaceDir(p, cur))
+		return func() {
 			if err != nil {
 				respond("⚠️ " + render.EscapeHTML(err.Error()))
 				return
 			}
-			if !c.switchPlace(to, respond) {
+			if !c.SwitchPlace(to, respond) {
 				return
 			}
 			var b strings.Builder
@@ -308,8 +278,8 @@ func (c *Chat) applyBranch(project, branch string, respond func(string)) {
 			if leftDirty {
 				b.WriteString("✏️ The worktree <b>" + render.EscapeHTML(cur.Branch) + "</b> has uncommitted changes; they stay there.\n")
 			}
-			b.WriteString(c.arrivedText(p, to))
+			b.WriteString(c.ArrivedText(p, to))
 			respond(b.String())
-		}})
-	}()
+		}
+	})
 }

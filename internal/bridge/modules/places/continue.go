@@ -1,10 +1,11 @@
-package chat
+package places
 
 import (
 	"errors"
 	"os"
 	"strings"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
@@ -25,14 +26,14 @@ import (
 // cliHome is the HOME the CLI of project p runs with, where its
 // transcripts are (transcript.Dir): the project's home, else its env's,
 // else the daemon's.
-func (b *Engine) cliHome(p config.ProjectSettings) string {
+func (m *Module) cliHome(p config.ProjectSettings) string {
 	if p.Home != "" {
 		return p.Home
 	}
 	if h := p.Env["HOME"]; h != "" {
 		return h
 	}
-	for _, kv := range b.opts.InheritEnv {
+	for _, kv := range m.host.InheritEnv() {
 		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
 			return v
 		}
@@ -53,28 +54,28 @@ func latestSession(home, dir string) (string, error) {
 
 // continueRefusal says why the chat may not continue session id ("" when
 // it may), given whose it is.
-func (c *Chat) continueRefusal(id string) string {
-	se, err := c.b.store.GetSession(c.ctx(), id)
+func (m *Module) continueRefusal(c *chat.Chat, id string) string {
+	se, err := m.store.GetSession(c.Ctx(), id)
 	switch {
-	case err == nil && se.Key != c.key:
-		return "🔒 The most recent Claude session there is another chat's, and /continue takes only this " + c.chatWord() +
-			"'s own sessions" + c.orTerminal() + ". /sessions lists this " + c.chatWord() + "'s."
+	case err == nil && se.Key != c.Key():
+		return "🔒 The most recent Claude session there is another chat's, and /continue takes only this " + c.ChatWord() +
+			"'s own sessions" + m.orTerminal(c) + ". /sessions lists this " + c.ChatWord() + "'s."
 	case err == nil:
 		return ""
 	case !errors.Is(err, state.ErrNotFound):
-		c.log.Error().Err(err).Msg("read whose the latest session is")
+		c.Log().Error().Err(err).Msg("read whose the latest session is")
 		return "⚠️ Could not tell whose the most recent Claude session there is, so it is not continued."
-	case c.group:
+	case c.Group():
 		return "🔒 The most recent Claude session there was started outside untether (at a terminal, say). Everyone in this " +
-			c.chatWord() + " would read it, so /continue here takes only this " + c.chatWord() +
-			"'s own sessions; continue it in a private chat with me instead. /sessions lists this " + c.chatWord() + "'s."
+			c.ChatWord() + " would read it, so /continue here takes only this " + c.ChatWord() +
+			"'s own sessions; continue it in a private chat with me instead. /sessions lists this " + c.ChatWord() + "'s."
 	}
 	return ""
 }
 
 // orTerminal completes continueRefusal's rule for a private chat.
-func (c *Chat) orTerminal() string {
-	if c.group {
+func (m *Module) orTerminal(c *chat.Chat) string {
+	if c.Group() {
 		return ""
 	}
 	return " or one started outside untether"
@@ -82,13 +83,13 @@ func (c *Chat) orTerminal() string {
 
 // continueText says which session the next message continues, and
 // whether untether ran it (else it was started outside untether).
-func (c *Chat) continueText(id, where, pl string) (string, bool) {
+func (m *Module) continueText(c *chat.Chat, id, where, pl string) (string, bool) {
 	what := "started outside untether (at a terminal, say)"
-	se, err := c.b.store.GetSession(c.ctx(), id)
+	se, err := m.store.GetSession(c.Ctx(), id)
 	if err == nil {
-		what = "this " + c.chatWord() + "'s own"
+		what = "this " + c.ChatWord() + "'s own"
 		if p := strings.Join(strings.Fields(se.FirstPrompt), " "); p != "" {
-			what += ", “" + render.Truncate(p, sessionPromptMax) + "”"
+			what += ", “" + render.Truncate(p, chat.SessionPromptMax) + "”"
 		}
 	}
 	return "↪️ Your next message continues the most recent Claude session in <code>" + render.EscapeHTML(where) +

@@ -1,0 +1,116 @@
+package places
+
+import (
+	"context"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/untether/untether/internal/bridge/chat"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
+)
+
+// chooseProject is /project: without an argument it lists the projects as
+// buttons, with a name it switches the chat (in a forum topic: binds the
+// topic) to it.
+func (m *Module) chooseProject(c *chat.Chat, arg string, replyTo int) {
+	name := strings.TrimSpace(arg)
+	cfg := c.Config()
+	cur, pl := c.Place(cfg)
+	if name == "" {
+		c.ShowMenu("project", "📁 This "+c.ChatWord()+" works in <b>"+render.EscapeHTML(pl.String())+"</b>.\n\n"+projectList(cfg, c.ProjectNames(cfg))+
+			"\nChoose a project, or send <code>/project NAME</code>:", c.ProjectNames(cfg), cur.Name, replyTo)
+		return
+	}
+	if _, ok := cfg.Project(name); !ok {
+		c.ShowMenu("project", "❓ There is no project <b>"+render.EscapeHTML(name)+"</b>.\n\n"+projectList(cfg, c.ProjectNames(cfg))+"\nChoose one:",
+			c.ProjectNames(cfg), cur.Name, replyTo)
+		return
+	}
+	m.applyProject(c, name, func(html string) { c.Reply(html, replyTo) })
+}
+
+// applyProject switches the chat to the project called name.
+func (m *Module) applyProject(c *chat.Chat, name string, respond func(string)) {
+	cfg := c.Config()
+	p, ok := cfg.Project(name)
+	if !ok {
+		respond("❓ There is no project <b>" + render.EscapeHTML(name) + "</b> any more. /project lists them.")
+		return
+	}
+	if !c.MayUse(p) {
+		respond(c.NotOpenText(p))
+		return
+	}
+	_, cur := c.Place(cfg)
+	to := chat.Place{Project: p.Name}
+	if cur == to && c.Record().Project != "" {
+		respond(c.ArrivedText(p, to))
+		return
+	}
+	if err := chat.CheckProjectDir(p); err != nil {
+		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()) +
+			"\nThis " + c.ChatWord() + " stays in <b>" + render.EscapeHTML(cur.String()) + "</b>.")
+		return
+	}
+	if c.SwitchPlace(to, respond) {
+		respond(c.ArrivedText(p, to))
+	}
+}
+
+// projectList is one line per project of names: its name, description
+// and where.
+func projectList(cfg *config.Config, names []string) string {
+	var b strings.Builder
+	for _, name := range names {
+		p, _ := cfg.Project(name)
+		b.WriteString("• <b>" + render.EscapeHTML(name) + "</b>")
+		if p.Description != "" {
+			b.WriteString(" — " + render.EscapeHTML(p.Description))
+		}
+		b.WriteString(" · <code>" + render.EscapeHTML(chat.WhereText(p, chat.Place{Project: name})) + "</code>\n")
+	}
+	return b.String()
+}
+
+// Module is the feature.
+type Module struct {
+	host  *chat.Host
+	store store
+	log   *zerolog.Logger
+}
+
+// store is what the module reads of the state database.
+type store interface {
+	RecentSessions(ctx context.Context, key state.ChatKey, n int) ([]state.Session, error)
+	GetSession(ctx context.Context, id string) (state.Session, error)
+}
+
+// New builds the module.
+func New(h *chat.Host) *Module { return &Module{host: h, store: h.Store(), log: h.Logger()} }
+
+// Register adds /project, /topic, /branch, /sessions and /continue.
+func (m *Module) Register(r *chat.Registry) {
+	r.Command(chat.Command{Name: "project", Help: "Show or switch the project (in a topic: bind it)",
+		Run: func(c *chat.Chat, in chat.Invocation) { m.chooseProject(c, in.Args, in.Msg.ID) }})
+	r.Command(chat.Command{Name: "topic", Help: "New forum topic for a project: /topic NAME [BRANCH]",
+		Run: func(c *chat.Chat, in chat.Invocation) { m.createTopic(c, in.Args, in.Msg) }})
+	r.Command(chat.Command{Name: "branch", Help: "Work in a git worktree: /branch NAME, /branch - for main",
+		Run: func(c *chat.Chat, in chat.Invocation) { m.chooseBranch(c, in.Args, in.Msg.ID) }})
+	r.Command(chat.Command{Name: "sessions", Help: "This chat's last sessions, with Resume buttons",
+		Run: func(c *chat.Chat, in chat.Invocation) { m.listSessions(c, in.Msg.ID) }})
+	r.Command(chat.Command{Name: "continue", Help: "Continue the latest session in the project, e.g. from a terminal",
+		Run: func(c *chat.Chat, in chat.Invocation) { m.continueLatest(c, in.Msg.ID) }})
+	r.Menu("project", chat.MenuKind{Pick: func(c *chat.Chat, _ *chat.Menu, choice string, respond func(string)) {
+		m.applyProject(c, choice, respond)
+	}})
+	r.Menu("branch", chat.MenuKind{Pick: func(c *chat.Chat, menu *chat.Menu, choice string, respond func(string)) {
+		m.applyBranch(c, menu.Data(), choice, respond)
+	}})
+	r.Menu("session", chat.MenuKind{Columns: 5, // "▶️ 1" … "▶️ 10"
+		Pick: func(c *chat.Chat, _ *chat.Menu, choice string, respond func(string)) {
+			c.ResumeSession(choice, respond)
+		}})
+}
