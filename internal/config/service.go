@@ -54,25 +54,11 @@ const MinTriggerSecretLen = 16
 // escaping, and a short metric label.
 var triggerNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
-// resolveTriggers reads each trigger's secret_env into its Secret. As for
-// [voice], setting both secret and secret_env is a mistake.
+// resolveTriggers reads each trigger's secret_env into its Secret.
 func (c *Config) resolveTriggers(env func(string) string, ps *problems) {
 	for i := range c.Triggers {
 		t := &c.Triggers[i]
-		if t.SecretEnv == "" {
-			continue
-		}
-		key := triggerKey(i) + ".secret_env"
-		switch {
-		case !t.Secret.IsZero():
-			ps.add(key, "set together with secret; use one of them")
-		case !envNamePattern.MatchString(t.SecretEnv):
-			ps.add(key, "%q is not a valid environment variable name", t.SecretEnv)
-		case env(t.SecretEnv) == "":
-			ps.add(key, "names %s, which is not set (or empty) in untether's environment", t.SecretEnv)
-		default:
-			t.Secret = NewSecret(env(t.SecretEnv))
-		}
+		secretFromEnv(env, ps, triggerKey(i)+".secret_env", "secret", t.SecretEnv, &t.Secret)
 	}
 }
 
