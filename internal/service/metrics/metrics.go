@@ -128,6 +128,16 @@ func (m *Metrics) Handler() http.Handler {
 	})
 }
 
+// HTTPBusy counts a request the listener refused because every handler
+// slot was taken, as handler "busy", code 503 in
+// untether_http_requests_total.
+func (m *Metrics) HTTPBusy() {
+	if m == nil {
+		return
+	}
+	m.httpReqs.WithLabelValues("busy", "503").Inc()
+}
+
 // InstrumentHTTP counts h's answers in untether_http_requests_total under
 // the handler label name.
 func (m *Metrics) InstrumentHTTP(name string, h http.Handler) http.Handler {

@@ -254,6 +254,10 @@ func TestInstrumentHTTP(t *testing.T) {
 	f := scrape(t, m.Handler())
 	assert.Equal(t, 1.0, counterValue(t, f, NameHTTPRequests, map[string]string{"handler": "hooks", "code": "200"}))
 	assert.Equal(t, 2.0, counterValue(t, f, NameHTTPRequests, map[string]string{"handler": "hooks", "code": "401"}))
+
+	m.HTTPBusy()
+	f = scrape(t, m.Handler())
+	assert.Equal(t, 1.0, counterValue(t, f, NameHTTPRequests, map[string]string{"handler": "busy", "code": "503"}))
 }
 
 // exerciseAll calls every event once and sets every probe, so every
@@ -277,6 +281,7 @@ func exerciseAll(m *Metrics) {
 	m.CLIRestarted("p")
 	m.SetCLIVersion("2.1.328")
 	m.ApprovalWait(time.Second, DecisionDenied)
+	m.HTTPBusy()
 	m.InstrumentHTTP("metrics", http.NotFoundHandler()).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
 }
 
