@@ -30,7 +30,7 @@ const (
 )
 
 // payload reads a GitHub delivery body from testdata/webhooks/github.
-func payload(t *testing.T, name string) []byte {
+func payload(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "webhooks", "github", name))
 	require.NoError(t, err)
