@@ -6,7 +6,7 @@
 // name must be a trigger's (404), the body at most MaxBody bytes (413), the
 // body signed with the trigger's secret in GitHub's convention,
 // X-Hub-Signature-256: sha256=<hex of HMAC-SHA256(secret, body)>, compared
-// in constant time (401), and a JSON object (or GitHub's form encoding,
+// in constant time (401), and JSON (or GitHub's form encoding,
 // payload=<JSON>) (400). GitHub's ping, sent when a webhook is created, is
 // answered and runs nothing. A replay runs once: a delivery whose
 // X-GitHub-Delivery, or whose body (by its SHA-256), was already accepted
