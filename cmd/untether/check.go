@@ -79,6 +79,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	checkProjects(ctx, cfg, *online, say) // check_projects.go
 	voiceChecks(ctx, cfg, *online, say)   // check_voice.go
+	serviceChecks(ctx, cfg, say)          // check_service.go
 	if *online {
 		if name, err := bridge.CheckToken(ctx, cfg); err != nil {
 			say("error", "telegram: %v", err)

@@ -229,12 +229,18 @@ type Config struct {
 	State    State    `toml:"state"`
 	Log      Log      `toml:"log"`
 	Daemon   Daemon   `toml:"daemon"`
-	// Budget and Scheduler are tables; Schedules is an array of tables
-	// ([[schedules]]), the one section that is a list: fields() treats it
-	// as a single key.
-	Budget    Budget     `toml:"budget"`
-	Scheduler Scheduler  `toml:"scheduler"`
+	// Budget and Scheduler are tables; Schedules and Triggers are arrays
+	// of tables ([[schedules]], [[triggers]]): fields() treats each as a
+	// single key.
+	Budget    Budget    `toml:"budget"`
+	Scheduler Scheduler `toml:"scheduler"`
+	// HTTP is the local listener for metrics, health and webhooks
+	// (service.go).
+	HTTP      HTTP       `toml:"http"`
 	Schedules []Schedule `toml:"schedules"`
+	// Triggers are the [[triggers]] webhooks (service.go), a list section
+	// like Schedules.
+	Triggers []Trigger `toml:"triggers"`
 	// Projects are the [projects.<name>] tables (projects.go); claude.workdir
 	// is the project named "default" besides them.
 	Projects map[string]Project `toml:"projects"`

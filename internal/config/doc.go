@@ -17,8 +17,9 @@
 // the filesystem (the working directory exists); whether the claude binary
 // runs is left to `untether check`.
 //
-// The schema is sections of keys, plus one list of tables, [[schedules]],
-// which Diff and Dump treat as a single key, and one map of tables,
+// The schema is sections of keys, plus two lists of tables, [[schedules]]
+// and [[triggers]], which Diff and Dump treat as a single key each, and one
+// map of tables,
 // [projects.<name>] (projects.go), likewise a single key: repositories the
 // bot can also work in, each overriding [claude]'s keys (a project's
 // allowed_modes may only narrow the global list) and optionally living on
@@ -28,6 +29,13 @@
 // (dumped as an inline table), which caps its turns within [budget]. Projects
 // are reloadable: the next spawn uses what SIGHUP loaded. A [[schedules]]
 // entry may name a project, which must exist.
+//
+// [http] and [[triggers]] (service.go) configure running as a service: the
+// local listener's address, and webhooks that start a turn. A trigger's
+// chat must be one untether serves and its project must exist, as for a
+// schedule; its secret (inline or through secret_env) is a Secret; its
+// prompt is parsed with internal/service/hookprompt, the parser the
+// webhook handler uses.
 //
 // untether.example.toml at the repository root documents every key with its
 // default; tests keep it complete and in step with Default.

@@ -64,7 +64,8 @@ func Parse(data []byte, env func(string) string) (*Config, error) {
 		cfg.Telegram.BotToken = NewSecret(envToken)
 	}
 	cfg.expandPaths(env("HOME"), &ps)
-	cfg.resolveVoice(env, &ps) // validate_phone.go
+	cfg.resolveVoice(env, &ps)    // validate_phone.go
+	cfg.resolveTriggers(env, &ps) // service.go
 	cfg.Telegram.APIURL = strings.TrimRight(cfg.Telegram.APIURL, "/")
 	cfg.validate(tokenFromEnv, &ps)
 	if err := ps.err(); err != nil {

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 )
 
 // redacted is what every printing path shows instead of a secret's value.
@@ -62,13 +63,27 @@ func (s *Secret) UnmarshalText(text []byte) error {
 }
 
 // Secrets returns the value of every secret the config holds (the bot
-// token, the voice API key, and any key of type Secret added later), for
-// the log redactor. Empty ones are left out.
+// token, the voice API key, the triggers' secrets, and any key of type
+// Secret added later, also in a list section), for the log redactor.
+// Empty ones are left out.
 func (c *Config) Secrets() []string {
 	var out []string
-	for _, f := range c.fields() {
-		if s, ok := f.value.Interface().(Secret); ok && !s.IsZero() {
+	add := func(v reflect.Value) {
+		if s, ok := v.Interface().(Secret); ok && !s.IsZero() {
 			out = append(out, s.Reveal())
+		}
+	}
+	for _, f := range c.fields() {
+		if f.value.Kind() != reflect.Slice {
+			add(f.value)
+			continue
+		}
+		for i := range f.value.Len() { // [[schedules]], [[triggers]]
+			if e := f.value.Index(i); e.Kind() == reflect.Struct {
+				for j := range e.NumField() {
+					add(e.Field(j))
+				}
+			}
 		}
 	}
 	return out

@@ -58,7 +58,8 @@ func (c *Config) validate(tokenFromEnv bool, ps *problems) {
 
 	positive(ps, "daemon.drain_timeout", c.Daemon.DrainTimeout)
 
-	c.validateAway(ps) // validate_away.go
+	c.validateAway(ps)    // validate_away.go
+	c.validateService(ps) // service.go
 }
 
 func (c *Config) validateTelegram(tokenFromEnv bool, ps *problems) {

@@ -32,25 +32,7 @@ func (c *Config) validateAway(ps *problems) {
 }
 
 func (c *Config) validateSchedule(ps *problems, key string, s Schedule) {
-	switch {
-	case s.Chat == 0:
-		ps.add(key+".chat", "required: the chat id (your user id for your private chat, or a group's negative id)")
-	case s.Chat > 0 && !c.Telegram.AllowAnyUser && !slices.Contains(c.Telegram.AllowedUserIDs, s.Chat):
-		ps.add(key+".chat", "is %d, a private chat, but that user is not in telegram.allowed_user_ids", s.Chat)
-	case s.Chat < 0 && !slices.Contains(c.Telegram.AllowedChatIDs, s.Chat):
-		ps.add(key+".chat", "is %d, a group, but it is not in telegram.allowed_chat_ids", s.Chat)
-	}
-	if s.Thread < 0 {
-		ps.add(key+".thread", "is %d; a forum topic id is positive (0: no topic)", s.Thread)
-	}
-	if s.Project != "" {
-		switch p, ok := c.Project(s.Project); {
-		case !ok:
-			ps.add(key+".project", "is %q, which is not a project; one of %s, or empty for wherever the chat works", s.Project, strings.Join(c.ProjectNames(), ", "))
-		case s.Chat != 0 && !p.ChatAllowed(s.Chat):
-			ps.add(key+".project", "is %q, whose allowed_chat_ids do not list chat %d", p.Name, s.Chat)
-		}
-	}
+	c.validateTarget(ps, key, target{chat: s.Chat, thread: s.Thread, project: s.Project, chatKey: "chat", threadKey: "thread"})
 	if _, err := cronspec.Parse(s.Cron); err != nil {
 		ps.add(key+".cron", "%v; write five fields such as \"0 9 * * 1-5\" or a descriptor such as \"@daily\"", err)
 	}
@@ -58,6 +40,38 @@ func (c *Config) validateSchedule(ps *problems, key string, s Schedule) {
 		ps.add(key+".prompt", "required: the message to send to Claude")
 	}
 	timezone(ps, key+".timezone", s.Timezone)
+}
+
+// target is where a prompt from the file runs: a [[schedules]] or a
+// [[triggers]] entry's chat, topic and project, and the names of its keys.
+type target struct {
+	chat, thread       int64
+	project            string
+	chatKey, threadKey string
+}
+
+// validateTarget: the chat must be one untether serves, and the project,
+// when set, must exist and allow that chat.
+func (c *Config) validateTarget(ps *problems, key string, t target) {
+	switch chatKey := key + "." + t.chatKey; {
+	case t.chat == 0:
+		ps.add(chatKey, "required: the chat id (your user id for your private chat, or a group's negative id)")
+	case t.chat > 0 && !c.Telegram.AllowAnyUser && !slices.Contains(c.Telegram.AllowedUserIDs, t.chat):
+		ps.add(chatKey, "is %d, a private chat, but that user is not in telegram.allowed_user_ids", t.chat)
+	case t.chat < 0 && !slices.Contains(c.Telegram.AllowedChatIDs, t.chat):
+		ps.add(chatKey, "is %d, a group, but it is not in telegram.allowed_chat_ids", t.chat)
+	}
+	if t.thread < 0 {
+		ps.add(key+"."+t.threadKey, "is %d; a forum topic id is positive (0: no topic)", t.thread)
+	}
+	if t.project != "" {
+		switch p, ok := c.Project(t.project); {
+		case !ok:
+			ps.add(key+".project", "is %q, which is not a project; one of %s, or empty for wherever the chat works", t.project, strings.Join(c.ProjectNames(), ", "))
+		case t.chat != 0 && !p.ChatAllowed(t.chat):
+			ps.add(key+".project", "is %q, whose allowed_chat_ids do not list chat %d", p.Name, t.chat)
+		}
+	}
 }
 
 func timezone(ps *problems, key, name string) {

@@ -21,18 +21,23 @@ func (c *Config) resolveVoice(env func(string) string, ps *problems) {
 			ps.add("voice.command", "cannot expand ~ in entry %d because HOME is not set; use an absolute path", i)
 		}
 	}
-	if v.APIKeyEnv == "" {
-		return
-	}
+	secretFromEnv(env, ps, "voice.api_key_env", "voice.api_key", v.APIKeyEnv, &v.APIKey)
+}
+
+// secretFromEnv reads the environment variable name (the value of key)
+// into s. Setting both key and the secret itself (otherKey) is a mistake:
+// one of them would silently lose.
+func secretFromEnv(env func(string) string, ps *problems, key, otherKey, name string, s *Secret) {
 	switch {
-	case !v.APIKey.IsZero():
-		ps.add("voice.api_key_env", "set together with voice.api_key; use one of them")
-	case !envNamePattern.MatchString(v.APIKeyEnv):
-		ps.add("voice.api_key_env", "%q is not a valid environment variable name", v.APIKeyEnv)
-	case env(v.APIKeyEnv) == "":
-		ps.add("voice.api_key_env", "names %s, which is not set (or empty) in untether's environment", v.APIKeyEnv)
+	case name == "":
+	case !s.IsZero():
+		ps.add(key, "set together with %s; use one of them", otherKey)
+	case !envNamePattern.MatchString(name):
+		ps.add(key, "%q is not a valid environment variable name", name)
+	case env(name) == "":
+		ps.add(key, "names %s, which is not set (or empty) in untether's environment", name)
 	default:
-		v.APIKey = NewSecret(env(v.APIKeyEnv))
+		*s = NewSecret(env(name))
 	}
 }
 
