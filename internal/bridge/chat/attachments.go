@@ -14,6 +14,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
@@ -42,11 +43,8 @@ func (e *uploadError) userText() string {
 	return "⚠️ Could not pass this file to Claude: " + render.EscapeHTML(e.err.Error())
 }
 
-// errTooBig marks an attachment over [files] max_upload_mb.
-var errTooBig = errors.New("the file is too big")
-
 func tooBig(limitMB int) error {
-	return fmt.Errorf("%w: this bot accepts files up to %d MB ([files] max_upload_mb)", errTooBig, limitMB)
+	return fmt.Errorf("%w: this bot accepts files up to %d MB ([files] max_upload_mb)", owndir.ErrTooBig, limitMB)
 }
 
 // attachment is what the actor learned about a photo or document.
@@ -139,8 +137,8 @@ func (b *Engine) attachmentInput(ctx context.Context, a attachment, log zerolog.
 	if name == "" {
 		name = "photo" + extensionOf(mt)
 	}
-	path, n, err := saveUpload(a.workdir, name, io.MultiReader(bytes.NewReader(head), body), limit, a.received)
-	if errors.Is(err, errTooBig) {
+	path, n, err := owndir.SaveUpload(a.workdir, name, io.MultiReader(bytes.NewReader(head), body), limit, a.received)
+	if errors.Is(err, owndir.ErrTooBig) {
 		return in, tooBig(a.limitMB)
 	}
 	if err != nil {
@@ -183,7 +181,7 @@ func (b *Engine) download(ctx context.Context, fileID string, limitMB int) (io.R
 	if err != nil {
 		cancel()
 		if strings.Contains(err.Error(), "file is too big") {
-			return nil, fmt.Errorf("%w: Telegram lets a bot download at most 20 MB", errTooBig)
+			return nil, fmt.Errorf("%w: Telegram lets a bot download at most 20 MB", owndir.ErrTooBig)
 		}
 		return nil, fmt.Errorf("get file: %w", redactErr(err, b.Config()))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/untether/untether/internal/bridge/durable"
 	"github.com/untether/untether/internal/bridge/ingress"
 	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner"
@@ -81,7 +82,7 @@ type Engine struct {
 	albums   albumMemory            // albums addressed to the bot in groups (batch.go)
 	clock    Clock                  // what schedules and budgets go by (clock.go)
 	versions cliVersions            // CLI versions seen in turns (world.go)
-	ownDirs  ownDirs                // refusals of untether's own directories reported (own_dirs.go)
+	ownDirs  *owndir.Reports        // refusals of untether's own directories reported (own_dirs.go)
 }
 
 // New prepares a bridge; Run starts it.
@@ -95,6 +96,7 @@ func New(opts Options) (*Engine, error) {
 	if b.clock == nil {
 		b.clock = systemClock{}
 	}
+	b.ownDirs = owndir.NewReports(&b.log)
 	b.store = durable.New(opts.Store, opts.Logger, stateChats{b})
 	b.reg = b.buildRegistry(opts.Modules)
 	b.cfg.Store(opts.Config)

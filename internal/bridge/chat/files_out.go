@@ -2,9 +2,7 @@ package chat
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -12,11 +10,11 @@ import (
 	"time"
 
 	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
-	"github.com/untether/untether/internal/safefs"
 )
 
 // Files back to the user. Claude is told once, with --append-system-prompt,
@@ -38,14 +36,6 @@ import (
 // descriptor is what the outbox sends (outbox_scan.go), so a file swapped
 // afterwards for a FIFO or a link to a secret changes nothing.
 
-const (
-	// UntetherDir is untether's own directory in a project or worktree:
-	// never a change of the user's (worktrees.go), never zipped (get.go).
-	UntetherDir = ".untether"
-	outboxRoot  = ".untether/outbox"
-	sentDir     = ".untether/sent"
-)
-
 // chatOutbox is a chat's outbox directory, relative to the workdir:
 // .untether/outbox/<chat id>, or <chat id>_<topic id> in a forum topic.
 func chatOutbox(key state.ChatKey) string {
@@ -53,7 +43,7 @@ func chatOutbox(key state.ChatKey) string {
 	if key.Thread != 0 {
 		name += "_" + strconv.Itoa(int(key.Thread))
 	}
-	return outboxRoot + "/" + name
+	return owndir.OutboxRoot + "/" + name
 }
 
 // Telegram's upload limits for bots (telegram-media.md §0).
@@ -73,7 +63,7 @@ func outboxPrompt(workdir, dir string) string {
 		"in " + path.Join(workdir, dir) + "/ (relative to the project: " + dir + "/) is sent to the user's " +
 		"Telegram chat when your turn ends: PNG and JPEG pictures up to 10 MB as photos, anything else as a document " +
 		"up to 50 MB. Use it when the user asks you to send, export or show them a file. Sent files move to " +
-		sentDir + "/. Subdirectories and symbolic links are not sent."
+		owndir.Sent + "/. Subdirectories and symbolic links are not sent."
 }
 
 // withOutboxPrompt adds the outbox note to the CLI's arguments, merging it
@@ -104,63 +94,6 @@ func humanSize(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-// sentName picks a new name in sent for a file called name: stamped, and
-// never one that exists or that taken (names picked for files not moved
-// there yet) holds; the name is added to taken. The move itself never
-// replaces a file either (safefs.Dir.Rename), should a tool take the name
-// meanwhile.
-func sentName(sent *safefs.Dir, name string, now time.Time, taken map[string]bool) string {
-	base, ext := uploadName(name)
-	stamp := now.UTC().Format("20060102-150405")
-	for i := 1; ; i++ {
-		n := stamp + "-" + base + ext
-		if i > 1 {
-			n = stamp + "-" + base + "-" + strconv.Itoa(i) + ext
-		}
-		if _, err := sent.Lstat(n); (errors.Is(err, fs.ErrNotExist) && !taken[n]) || i >= 1000 {
-			if taken != nil {
-				taken[n] = true
-			}
-			return n
-		}
-	}
-}
-
-// createSent makes a new file in the workdir's sentDir, for the files the
-// bridge makes itself (a zip, a full diff): it returns the file, open for
-// reading and writing, its path relative to the workdir, and the directory
-// (to remove it on failure). What the bridge sends is that descriptor,
-// whatever becomes of the name.
-func createSent(workdir, name string, now time.Time) (*os.File, string, *safefs.Dir, error) {
-	sent, err := openOwnDir(workdir, sentDir, true)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	n := sentName(sent, name, now, nil)
-	f, err := sent.Create(n)
-	if err != nil {
-		sent.Close()
-		return nil, "", nil, fmt.Errorf("create %s/%s: %w", sentDir, n, err)
-	}
-	return f, sentDir + "/" + n, sent, nil
-}
-
-// writeSent writes data to a new file in the workdir's sentDir (a full
-// diff) and returns it open, with its path relative to the workdir.
-func writeSent(workdir, name string, data []byte, now time.Time) (*os.File, string, error) {
-	f, rel, sent, err := createSent(workdir, name, now)
-	if err != nil {
-		return nil, "", err
-	}
-	defer sent.Close()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		_ = sent.Remove(path.Base(rel))
-		return nil, "", fmt.Errorf("write %s: %w", rel, err)
-	}
-	return f, rel, nil
-}
-
 // chunkFiles groups files into albums of at most outbox.MaxAlbum.
 func chunkFiles(files []outbox.MediaFile) [][]outbox.MediaFile {
 	var out [][]outbox.MediaFile
@@ -173,22 +106,22 @@ func chunkFiles(files []outbox.MediaFile) [][]outbox.MediaFile {
 }
 
 // settleMovedFiles finishes the moves a crash interrupted: a journaled file
-// still in a chat's outbox goes to the place in sentDir the journal names,
+// still in a chat's outbox goes to the place in owndir.Sent the journal names,
 // before the journal is replayed, so the next turn does not find it again.
-// Only a regular file is moved, only from an outbox directory to sentDir,
+// Only a regular file is moved, only from an outbox directory to owndir.Sent,
 // and only through real directories: the journal is in the state
 // database, and the directories are the project's.
 func settleMovedFiles(entries []outbox.JournalEntry) {
 	for _, e := range entries {
 		for _, f := range outbox.MediaFiles(e) {
-			if f.Fallback == "" || path.Dir(path.Dir(f.Fallback)) != outboxRoot || path.Dir(f.Path) != sentDir {
+			if f.Fallback == "" || path.Dir(path.Dir(f.Fallback)) != owndir.OutboxRoot || path.Dir(f.Path) != owndir.Sent {
 				continue
 			}
-			from, err := openOwnDir(f.Dir, path.Dir(f.Fallback), false)
+			from, err := owndir.Open(f.Dir, path.Dir(f.Fallback), false)
 			if err != nil {
 				continue
 			}
-			if to, err := openOwnDir(f.Dir, sentDir, true); err == nil {
+			if to, err := owndir.Open(f.Dir, owndir.Sent, true); err == nil {
 				name := path.Base(f.Fallback)
 				_, taken := to.Lstat(path.Base(f.Path))
 				if info, err := from.Lstat(name); err == nil && info.Mode().IsRegular() && errors.Is(taken, fs.ErrNotExist) {
@@ -207,8 +140,8 @@ func settleMovedFiles(entries []outbox.JournalEntry) {
 func (b *Engine) prunePhone(cfg *config.Config) {
 	b.pruneVoice(cfg)                      // voice.go
 	for _, dir := range projectDirs(cfg) { // projects.go
-		n, err := pruneDir(dir, sentDir, cfg.Files.OutboxKeep.Std(), time.Now())
-		if b.ownDirRefused(err) {
+		n, err := owndir.PruneDir(dir, owndir.Sent, cfg.Files.OutboxKeep.Std(), time.Now())
+		if b.ownDirs.Refused(err) {
 			continue // logged once; nothing is pruned through it
 		}
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/pathglob"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/safefs"
@@ -70,10 +71,10 @@ func resolveGet(workdir, arg string, deny []string) (getTarget, error) {
 	if pattern, hit := pathglob.MatchAny(deny, rel); hit {
 		return getTarget{}, refused("🔒 %s is refused: it matches the <code>[files] deny</code> pattern <code>%s</code>.", shown, render.EscapeHTML(pattern))
 	}
-	if hasSegment(rel, UntetherDir) {
+	if hasSegment(rel, owndir.Root) {
 		// Uploads, and the files sent to every chat of the project: not
 		// this chat's to fetch.
-		return getTarget{}, refused("🔒 %s is refused: <code>%s</code> holds untether's own files (uploads, and the files sent to each chat), which /get does not send.", shown, UntetherDir)
+		return getTarget{}, refused("🔒 %s is refused: <code>%s</code> holds untether's own files (uploads, and the files sent to each chat), which /get does not send.", shown, owndir.Root)
 	}
 	base, err := safefs.OpenBase(workdir)
 	if err != nil {

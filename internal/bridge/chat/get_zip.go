@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/pathglob"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/safefs"
@@ -65,7 +66,7 @@ func (c *Chat) sendZip(ctx context.Context, log zerolog.Logger, workdir, rel str
 	cancel()
 	c.phone.zipping.Store(false)
 	if err != nil {
-		c.b.ownDirRefused(err)
+		c.b.ownDirs.Refused(err)
 		log.Warn().Err(err).Str("dir", rel).Msg("/get zip")
 		c.b.out.Send(ctx, c.outKey, outbox.High, outbox.Content{Text: zipFailure(shown, err)}, outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo)})
 		return
@@ -84,7 +85,7 @@ func (c *Chat) sendZip(ctx context.Context, log zerolog.Logger, workdir, rel str
 // zipFailure is the answer to a /get whose zip failed.
 func zipFailure(shown string, err error) string {
 	switch {
-	case errors.Is(err, errTooBig):
+	case errors.Is(err, owndir.ErrTooBig):
 		return "📁 " + shown + " zipped is over the 50 MB Telegram lets a bot send; ask for a smaller directory."
 	case errors.Is(err, errZipRead):
 		return "📁 " + shown + " holds more than " + humanSize(zipMaxRead) + " of files, more than /get zips; ask for a smaller directory."
@@ -112,7 +113,7 @@ type countingWriter struct {
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	if c.n+int64(len(p)) > c.limit {
-		return 0, errTooBig
+		return 0, owndir.ErrTooBig
 	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
@@ -146,12 +147,12 @@ type zipWalk struct {
 // .untether/sent and returns it, open, with its path relative to workdir.
 // Entries are named under the directory's base name.
 func writeZip(ctx context.Context, workdir, dir, name string, deny []string, now time.Time) (*os.File, string, zipStats, error) {
-	src, err := openOwnDir(workdir, dir, false)
+	src, err := owndir.Open(workdir, dir, false)
 	if err != nil {
 		return nil, "", zipStats{}, err
 	}
 	defer src.Close()
-	out, zipRel, sent, err := createSent(workdir, name, now) // files_out.go
+	out, zipRel, sent, err := owndir.CreateSent(workdir, name, now) // files_out.go
 	if err != nil {
 		return nil, "", zipStats{}, err
 	}
@@ -208,7 +209,7 @@ func (w *zipWalk) add(d *safefs.Dir, sub, name string) error {
 	// its own .untether), and so are the worktrees inside the directory
 	// asked for: each is a whole checkout of its own.
 	_, denied := pathglob.MatchAny(w.deny, p)
-	if name == UntetherDir || info.IsDir() && hasSegment(s, WorktreesDir) || denied {
+	if name == owndir.Root || info.IsDir() && hasSegment(s, WorktreesDir) || denied {
 		w.st.skipped++
 		return nil
 	}
@@ -258,7 +259,7 @@ func (w *zipWalk) add(d *safefs.Dir, sub, name string) error {
 	n, err := io.Copy(zf, ctxReader{ctx: w.ctx, r: io.LimitReader(f, fi.Size())})
 	w.st.read += n
 	if err != nil {
-		if errors.Is(err, errTooBig) || errors.Is(err, errZipSlow) {
+		if errors.Is(err, owndir.ErrTooBig) || errors.Is(err, errZipSlow) {
 			return err
 		}
 		return fmt.Errorf("zip %s: %w", p, err)

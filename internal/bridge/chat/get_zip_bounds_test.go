@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/untether/untether/internal/bridge/owndir"
 )
 
 // lower sets *v to x for the test.
@@ -70,7 +72,7 @@ func TestWriteZipIsBounded(t *testing.T) {
 			}
 			require.ErrorIs(t, err, tc.want)
 			assert.LessOrEqual(t, st.read, zipMaxRead)
-			entries, err := os.ReadDir(filepath.Join(dir, sentDir))
+			entries, err := os.ReadDir(filepath.Join(dir, owndir.Sent))
 			require.NoError(t, err)
 			assert.Empty(t, entries, "the partial zip is removed")
 			assert.NotEmpty(t, zipFailure("<code>big</code>", tc.want), "the chat is told")

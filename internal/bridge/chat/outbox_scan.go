@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/safefs"
 )
@@ -168,9 +169,9 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 		return // a project on another host: its outbox is not on this machine, and Claude was not told of one
 	}
 	outboxDir := chatOutbox(c.key)
-	out, err := c.b.openOwn(workdir, outboxDir, false)
+	out, err := c.b.ownDirs.Open(workdir, outboxDir, false)
 	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errWorkdirGone):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, owndir.ErrWorkdirGone):
 		return // nothing left there; a gone project directory is reported by the next message
 	case err != nil:
 		c.outboxRefused(err, outboxDir, replyTo)
@@ -186,7 +187,7 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 	if len(files) == 0 && !more {
 		return
 	}
-	sent, err := c.b.openOwn(workdir, sentDir, true)
+	sent, err := c.b.ownDirs.Open(workdir, owndir.Sent, true)
 	if err != nil {
 		c.outboxRefused(err, outboxDir, replyTo)
 		return
@@ -203,9 +204,9 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 			}
 			continue
 		}
-		dest := sentName(sent, f.name, now, taken)
+		dest := owndir.SentName(sent, f.name, now, taken)
 		if f.file == nil {
-			at := sentDir + "/" + dest
+			at := owndir.Sent + "/" + dest
 			if err := out.Rename(f.name, sent, dest); err != nil {
 				c.log.Warn().Err(err).Str("file", f.name).Msg("move a file that is not sent")
 				at = outboxDir + "/" + f.name
@@ -213,7 +214,7 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 			notes = append(notes, notSent{name: f.name, why: f.skip, short: f.short, at: at})
 			continue
 		}
-		mf := outbox.MediaFile{Kind: f.kind, Dir: workdir, Path: sentDir + "/" + dest, Fallback: outboxDir + "/" + f.name, Name: f.name, File: f.file}
+		mf := outbox.MediaFile{Kind: f.kind, Dir: workdir, Path: owndir.Sent + "/" + dest, Fallback: outboxDir + "/" + f.name, Name: f.name, File: f.file}
 		files[i].file = nil // the outbox owns it now
 		if f.kind == outbox.MediaPhoto {
 			mf.Caption = render.EscapeHTML(f.name)
@@ -232,7 +233,7 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 			// files_out.go. What is sent is the descriptor, whatever the
 			// move finds.
 			if err := out.Rename(path.Base(mf.Fallback), sent, path.Base(mf.Path)); err != nil {
-				c.log.Warn().Err(err).Str("file", mf.Name).Msg("move a sent file to " + sentDir)
+				c.log.Warn().Err(err).Str("file", mf.Name).Msg("move a sent file to " + owndir.Sent)
 			}
 		}
 	}
@@ -254,11 +255,11 @@ func (c *Chat) rememberOutboxDirs(files []outgoingFile) {
 	c.phone.outboxDirs = dirs
 }
 
-// outboxRefused tells the chat, once, that its outbox (or sentDir) is not
+// outboxRefused tells the chat, once, that its outbox (or owndir.Sent) is not
 // a real directory, so its files are not sent.
 func (c *Chat) outboxRefused(err error, outboxDir string, replyTo int) {
-	if !c.tellOwnDir(err) {
-		if _, ok := errors.AsType[*ownDirError](err); !ok {
+	if !c.b.ownDirs.TellChat(err, c.key) {
+		if _, ok := errors.AsType[*owndir.Error](err); !ok {
 			c.log.Warn().Err(err).Msg("open the outbox")
 		}
 		return
@@ -301,7 +302,7 @@ func notSentMessage(workdir, outboxDir string, notes []notSent, more bool) strin
 			parts[i] = strconv.Itoa(counts[r]) + " " + r
 		}
 		var where []string
-		for _, d := range []string{sentDir, outboxDir} {
+		for _, d := range []string{owndir.Sent, outboxDir} {
 			if places[d] > 0 {
 				where = append(where, fmt.Sprintf("%d in <code>%s/</code>", places[d], render.EscapeHTML(path.Join(workdir, d))))
 			}

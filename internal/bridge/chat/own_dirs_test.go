@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/safefs"
 )
 
@@ -61,23 +61,23 @@ func TestUntetherDirLinksAreRefused(t *testing.T) {
 			}
 			before := projectFiles(t, dir)
 
-			_, err := pruneUploads(dir, time.Hour, time.Now())
+			_, err := owndir.PruneUploads(dir, time.Hour, time.Now())
 			if tc.link != ".untether/sent" {
 				assert.ErrorIs(t, err, safefs.ErrSymlink)
 			}
-			_, err = pruneDir(dir, sentDir, time.Hour, time.Now())
+			_, err = owndir.PruneDir(dir, owndir.Sent, time.Hour, time.Now())
 			if tc.link != ".untether/uploads" {
 				assert.ErrorIs(t, err, safefs.ErrSymlink)
 			}
-			_, _, err = saveUpload(dir, "upload.txt", strings.NewReader("up"), 100, time.Now())
+			_, _, err = owndir.SaveUpload(dir, "upload.txt", strings.NewReader("up"), 100, time.Now())
 			if tc.link != ".untether/sent" {
-				var od *ownDirError
+				var od *owndir.Error
 				require.ErrorAs(t, err, &od)
-				assert.Equal(t, filepath.Join(dir, tc.link), od.path, "the message names the link")
+				assert.Equal(t, filepath.Join(dir, tc.link), od.Path(), "the message names the link")
 				assert.Contains(t, err.Error(), "is a symbolic link")
 			}
 			if tc.link != ".untether/uploads" {
-				f, _, err := writeSent(dir, "x.diff", []byte("diff"), time.Now())
+				f, _, err := owndir.WriteSent(dir, "x.diff", []byte("diff"), time.Now())
 				assert.ErrorIs(t, err, safefs.ErrSymlink)
 				assert.Nil(t, f)
 				f, _, _, err = writeZip(context.Background(), dir, "src", "src.zip", nil, time.Now())
@@ -90,18 +90,4 @@ func TestUntetherDirLinksAreRefused(t *testing.T) {
 			assert.Equal(t, tc.target, target, "the link is left alone")
 		})
 	}
-}
-
-// TestOwnDirRefusalsAreReportedOnce: a refused directory is logged once
-// and each chat is told once, until the directory opens as it should.
-func TestOwnDirRefusalsAreReportedOnce(t *testing.T) {
-	var o ownDirs
-	a, b := state.ChatKey{Chat: 1}, state.ChatKey{Chat: 2}
-	assert.True(t, o.first("/p/.untether/sent", a))
-	assert.False(t, o.first("/p/.untether/sent", a), "once per chat")
-	assert.True(t, o.first("/p/.untether/sent", b))
-	assert.True(t, o.first("/p/.untether", a))
-	o.fine("/p", ".untether/sent")
-	assert.True(t, o.first("/p/.untether/sent", a), "told again once it was fine")
-	assert.True(t, o.first("/p/.untether", a), "the parents were fine too")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/render"
 )
 
@@ -60,9 +61,9 @@ func (c *Chat) sendFullDiff(a *approval, pressed int) {
 		c.reply("⚠️ The full diff is written to the project directory before it is sent, and this chat's project is on another host.", int(replyTo))
 		return
 	}
-	f, rel, err := writeSent(workdir, name, []byte(diff), a.created) // files_out.go
+	f, rel, err := owndir.WriteSent(workdir, name, []byte(diff), a.created) // files_out.go
 	if err != nil {
-		c.b.ownDirRefused(err)
+		c.b.ownDirs.Refused(err)
 		c.log.Warn().Err(err).Msg("write the full diff")
 		c.reply("⚠️ Could not prepare the diff: "+render.EscapeHTML(err.Error()), int(replyTo))
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/pathglob"
@@ -61,7 +62,7 @@ func TestScanOutboxSortsFilesIntoPhotosDocumentsAndSkips(t *testing.T) {
 	big.Close()
 	require.NoError(t, os.Symlink("/etc/hostname", filepath.Join(out, "link")))
 
-	root, err := openOwnDir(dir, ".untether/outbox/1", false)
+	root, err := owndir.Open(dir, ".untether/outbox/1", false)
 	require.NoError(t, err)
 	defer root.Close()
 	files, more, err := scanOutbox(root, 10)
@@ -86,18 +87,6 @@ func TestScanOutboxSortsFilesIntoPhotosDocumentsAndSkips(t *testing.T) {
 		"link":      "skip: is a symbolic link; only regular files are sent",
 		"sub":       "skip: is a directory; only files directly in the outbox directory are sent, and it is left where it is",
 	}, got)
-}
-
-func TestSentNameNeverReusesAName(t *testing.T) {
-	root, err := openOwnDir(t.TempDir(), sentDir, true)
-	require.NoError(t, err)
-	defer root.Close()
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	taken := map[string]bool{}
-	a := sentName(root, "a b.txt", now, taken)
-	b := sentName(root, "a_b.txt", now, taken)
-	assert.Equal(t, "20260102-030405-a_b.txt", a)
-	assert.Equal(t, "20260102-030405-a_b-2.txt", b, "two names that clean up alike get two files")
 }
 
 func TestResolveGet(t *testing.T) {

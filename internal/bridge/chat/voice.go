@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
@@ -294,7 +295,7 @@ func (b *Engine) resolveVoiceRetry(_ context.Context, cq *models.CallbackQuery, 
 // pruneVoice deletes kept voice notes older than voiceKeep (loadKept
 // refuses them even before).
 func (b *Engine) pruneVoice(cfg *config.Config) {
-	if _, err := pruneDir(cfg.State.Dir, voiceDir, voiceKeep, time.Now()); err != nil {
+	if _, err := owndir.PruneDir(cfg.State.Dir, voiceDir, voiceKeep, time.Now()); err != nil {
 		b.log.Warn().Err(err).Msg("prune kept voice notes")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/untether/untether/internal/bridge/chat"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
@@ -95,7 +96,7 @@ func (m *Module) listWorktrees(ctx context.Context, repo string) ([]worktree, er
 // not a change: the pathspec leaves it out even in a worktree made before
 // info/exclude named it.
 func (m *Module) dirty(ctx context.Context, dir string) bool {
-	out, err := m.git(ctx, dir, "status", "--porcelain", "--", ".", ":(exclude)"+chat.UntetherDir)
+	out, err := m.git(ctx, dir, "status", "--porcelain", "--", ".", ":(exclude)"+owndir.Root)
 	return err == nil && out != ""
 }
 
@@ -160,7 +161,7 @@ func excludeWorktrees(common, top, path string) {
 	file := filepath.Join(common, "info", "exclude")
 	old, _ := os.ReadFile(file)
 	var add []byte
-	for _, p := range []string{pattern, "/" + chat.UntetherDir + "/"} {
+	for _, p := range []string{pattern, "/" + owndir.Root + "/"} {
 		if !bytes.Contains(old, []byte(p+"\n")) {
 			add = append(add, p+"\n"...)
 		}

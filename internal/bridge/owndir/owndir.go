@@ -1,4 +1,11 @@
-package chat
+// Package owndir is untether's own directory in a project or worktree,
+// .untether: uploads (what users send), outbox/<chat> (what Claude leaves
+// for the chat), sent (what was delivered, and the diffs and zips untether
+// makes). Claude's tools can write all of it, so any of these may be a
+// link or a file; this package opens them through internal/safefs only,
+// refuses one that is not a real directory, and reports each refusal once
+// (Reports). The files and phone modules share it.
+package owndir
 
 import (
 	"errors"
@@ -8,8 +15,18 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/rs/zerolog"
+
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/safefs"
+)
+
+const (
+	// Root is untether's own directory in a project or worktree:
+	// never a change of the user's (worktrees.go), never zipped (get.go).
+	Root       = ".untether"
+	OutboxRoot = ".untether/outbox"
+	Sent       = ".untether/sent"
 )
 
 // untether's own directories in a project (.untether, and uploads, sent,
@@ -23,32 +40,32 @@ import (
 // chat it stops), and left as it is. untether neither follows, replaces
 // nor removes it.
 
-// ownDirError says one of untether's directories is not a real directory.
-type ownDirError struct {
+// Error says one of untether's directories is not a real directory.
+type Error struct {
 	path string // absolute: the component refused
 	err  error  // safefs.ErrSymlink or safefs.ErrNotDir
 }
 
-func (e *ownDirError) Error() string {
+func (e *Error) Error() string {
 	return e.path + " " + e.what() + "; untether uses only a real directory there, and leaves this one alone"
 }
 
-func (e *ownDirError) what() string {
+func (e *Error) what() string {
 	if errors.Is(e.err, safefs.ErrSymlink) {
 		return "is a symbolic link"
 	}
 	return "is not a directory"
 }
 
-func (e *ownDirError) Unwrap() error { return e.err }
+func (e *Error) Unwrap() error { return e.err }
 
-// openOwnDir opens rel, one of untether's directories in workdir (or in
+// Open opens rel, one of untether's directories in workdir (or in
 // the state directory), creating what is missing when create. The workdir
 // itself is never created.
-func openOwnDir(workdir, rel string, create bool) (*safefs.Dir, error) {
+func Open(workdir, rel string, create bool) (*safefs.Dir, error) {
 	base, err := safefs.OpenBase(workdir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s (was it moved or deleted?)", errWorkdirGone, workdir)
+		return nil, fmt.Errorf("%w: %s (was it moved or deleted?)", ErrWorkdirGone, workdir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open the project directory: %w", err)
@@ -57,7 +74,7 @@ func openOwnDir(workdir, rel string, create bool) (*safefs.Dir, error) {
 	d, err := base.Sub(rel, create)
 	var pe *fs.PathError
 	if (errors.Is(err, safefs.ErrSymlink) || errors.Is(err, safefs.ErrNotDir)) && errors.As(err, &pe) {
-		return nil, &ownDirError{path: filepath.Join(workdir, filepath.FromSlash(pe.Path)), err: pe.Err}
+		return nil, &Error{path: filepath.Join(workdir, filepath.FromSlash(pe.Path)), err: pe.Err}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", rel, err)
@@ -65,16 +82,20 @@ func openOwnDir(workdir, rel string, create bool) (*safefs.Dir, error) {
 	return d, nil
 }
 
-// ownDirs remembers which refusals were reported, so each is reported
+// Reports remembers which refusals were reported, so each is reported
 // once: by refused path, the chats told (the zero key stands for the log).
-type ownDirs struct {
+type Reports struct {
+	log  *zerolog.Logger
 	mu   sync.Mutex
 	seen map[string]map[state.ChatKey]bool
 }
 
+// NewReports reports refusals to log.
+func NewReports(log *zerolog.Logger) *Reports { return &Reports{log: log} }
+
 // first records that key was told about path and reports whether it is
 // the first time.
-func (o *ownDirs) first(path string, key state.ChatKey) bool {
+func (o *Reports) first(path string, key state.ChatKey) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.seen == nil {
@@ -92,7 +113,7 @@ func (o *ownDirs) first(path string, key state.ChatKey) bool {
 
 // fine forgets the refusals of rel in workdir and of its parents, once it
 // opened as it should: a link made again is reported again.
-func (o *ownDirs) fine(workdir, rel string) {
+func (o *Reports) fine(workdir, rel string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for p := path.Clean(rel); p != "." && p != "/"; p = path.Dir(p) {
@@ -100,34 +121,37 @@ func (o *ownDirs) fine(workdir, rel string) {
 	}
 }
 
-// ownDirRefused reports whether err refused one of untether's directories,
+// Refused reports whether err refused one of untether's directories,
 // logging it as an error the first time for its path.
-func (b *Engine) ownDirRefused(err error) bool {
-	var od *ownDirError
+func (o *Reports) Refused(err error) bool {
+	var od *Error
 	if !errors.As(err, &od) {
 		return false
 	}
-	if b.ownDirs.first(od.path, state.ChatKey{}) {
-		b.log.Error().Str("path", od.path).Str("found", od.what()).
+	if o.first(od.path, state.ChatKey{}) {
+		o.log.Error().Str("path", od.path).Str("found", od.what()).
 			Msg("Refused one of untether's own directories: it is not a real directory, so nothing is read, written, moved or deleted through it")
 	}
 	return true
 }
 
-// openOwn is openOwnDir for a chat's delivery: a refusal is logged once,
-// and a directory that opened clears the refusals of its path.
-func (b *Engine) openOwn(workdir, rel string, create bool) (*safefs.Dir, error) {
-	d, err := openOwnDir(workdir, rel, create)
+// Open is the package's Open for a chat's delivery: a refusal is logged
+// once, and a directory that opened clears the refusals of its path.
+func (o *Reports) Open(workdir, rel string, create bool) (*safefs.Dir, error) {
+	d, err := Open(workdir, rel, create)
 	if err == nil {
-		b.ownDirs.fine(workdir, rel)
+		o.fine(workdir, rel)
 	}
-	b.ownDirRefused(err)
+	o.Refused(err)
 	return d, err
 }
 
-// tellOwnDir reports whether the chat should be told of the refusal err
+// TellChat reports whether chat key should be told of the refusal err
 // (once per chat and path), recording that it now is.
-func (c *Chat) tellOwnDir(err error) bool {
-	var od *ownDirError
-	return errors.As(err, &od) && c.b.ownDirs.first(od.path, c.key)
+func (o *Reports) TellChat(err error, key state.ChatKey) bool {
+	var od *Error
+	return errors.As(err, &od) && o.first(od.path, key)
 }
+
+// Path is the refused component, absolute.
+func (e *Error) Path() string { return e.path }

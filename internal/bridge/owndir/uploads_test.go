@@ -1,4 +1,4 @@
-package chat
+package owndir
 
 import (
 	"bytes"
@@ -30,12 +30,12 @@ func TestUploadName(t *testing.T) {
 		{"name.with space", "name.with_space", ""},
 		{"data.verylongextensionname", "data.verylongextensionname", ""},
 	} {
-		base, ext := uploadName(tc.in)
+		base, ext := UploadName(tc.in)
 		assert.Equal(t, tc.base, base, "base of %q", tc.in)
 		assert.Equal(t, tc.ext, ext, "extension of %q", tc.in)
 	}
-	base, ext := uploadName(strings.Repeat("я", 300) + ".pdf")
-	assert.LessOrEqual(t, len(base), maxUploadBase)
+	base, ext := UploadName(strings.Repeat("я", 300) + ".pdf")
+	assert.LessOrEqual(t, len(base), MaxUploadBase)
 	assert.True(t, utf8.ValidString(base), "cut on a rune boundary")
 	assert.Equal(t, ".pdf", ext, "capping never cuts the extension")
 }
@@ -43,9 +43,9 @@ func TestUploadName(t *testing.T) {
 func TestSaveUploadNeverOverwrites(t *testing.T) {
 	workdir := t.TempDir()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	p1, n1, err := saveUpload(workdir, "отчёт.pdf", strings.NewReader("first"), 100, at)
+	p1, n1, err := SaveUpload(workdir, "отчёт.pdf", strings.NewReader("first"), 100, at)
 	require.NoError(t, err)
-	p2, _, err := saveUpload(workdir, "отчёт.pdf", strings.NewReader("second"), 100, at)
+	p2, _, err := SaveUpload(workdir, "отчёт.pdf", strings.NewReader("second"), 100, at)
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), n1)
 	assert.Equal(t, filepath.Join(workdir, ".untether/uploads/20260102-030405-отчёт.pdf"), p1)
@@ -66,7 +66,7 @@ func TestSaveUploadStaysInsideTheUploadsDir(t *testing.T) {
 			workdir, outside := t.TempDir(), t.TempDir()
 			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(workdir, link)), 0o700))
 			require.NoError(t, os.Symlink(outside, filepath.Join(workdir, link)))
-			_, _, err := saveUpload(workdir, "x.txt", strings.NewReader("x"), 100, time.Now())
+			_, _, err := SaveUpload(workdir, "x.txt", strings.NewReader("x"), 100, time.Now())
 			require.Error(t, err)
 			entries, err := os.ReadDir(outside)
 			require.NoError(t, err)
@@ -76,12 +76,12 @@ func TestSaveUploadStaysInsideTheUploadsDir(t *testing.T) {
 	t.Run("a planted file symlink is not followed", func(t *testing.T) {
 		workdir, outside := t.TempDir(), t.TempDir()
 		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		dir := filepath.Join(workdir, uploadsDir)
+		dir := filepath.Join(workdir, Uploads)
 		require.NoError(t, os.MkdirAll(dir, 0o700))
 		target := filepath.Join(outside, "victim")
 		require.NoError(t, os.WriteFile(target, []byte("keep"), 0o600))
 		require.NoError(t, os.Symlink(target, filepath.Join(dir, "20260102-030405-x.txt")))
-		p, _, err := saveUpload(workdir, "x.txt", strings.NewReader("x"), 100, at)
+		p, _, err := SaveUpload(workdir, "x.txt", strings.NewReader("x"), 100, at)
 		require.NoError(t, err)
 		assert.Equal(t, filepath.Join(dir, "20260102-030405-x-2.txt"), p)
 		got, err := os.ReadFile(target)
@@ -92,10 +92,10 @@ func TestSaveUploadStaysInsideTheUploadsDir(t *testing.T) {
 
 func TestSaveUploadNeverRecreatesAMissingWorkdir(t *testing.T) {
 	workdir := filepath.Join(t.TempDir(), "project")
-	_, _, err := saveUpload(workdir, "x.txt", strings.NewReader("x"), 100, time.Now())
-	assert.ErrorIs(t, err, errWorkdirGone)
+	_, _, err := SaveUpload(workdir, "x.txt", strings.NewReader("x"), 100, time.Now())
+	assert.ErrorIs(t, err, ErrWorkdirGone)
 	assert.NoDirExists(t, workdir)
-	n, err := pruneUploads(workdir, time.Hour, time.Now())
+	n, err := PruneUploads(workdir, time.Hour, time.Now())
 	assert.NoError(t, err)
 	assert.Zero(t, n)
 	assert.NoDirExists(t, workdir)
@@ -103,16 +103,16 @@ func TestSaveUploadNeverRecreatesAMissingWorkdir(t *testing.T) {
 
 func TestSaveUploadTooBigKeepsNothing(t *testing.T) {
 	workdir := t.TempDir()
-	_, _, err := saveUpload(workdir, "big.bin", bytes.NewReader(make([]byte, 11)), 10, time.Now())
-	assert.True(t, errors.Is(err, errTooBig), "%v", err)
-	entries, err := os.ReadDir(filepath.Join(workdir, uploadsDir))
+	_, _, err := SaveUpload(workdir, "big.bin", bytes.NewReader(make([]byte, 11)), 10, time.Now())
+	assert.True(t, errors.Is(err, ErrTooBig), "%v", err)
+	entries, err := os.ReadDir(filepath.Join(workdir, Uploads))
 	require.NoError(t, err)
 	assert.Empty(t, entries)
 }
 
 func TestPruneUploads(t *testing.T) {
 	workdir := t.TempDir()
-	dir := filepath.Join(workdir, uploadsDir)
+	dir := filepath.Join(workdir, Uploads)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o700))
 	now := time.Now()
 	for name, age := range map[string]time.Duration{"old.txt": 800 * time.Hour, "new.txt": time.Hour} {
@@ -127,7 +127,7 @@ func TestPruneUploads(t *testing.T) {
 	old := now.Add(-900 * time.Hour)
 	require.NoError(t, os.Chtimes(filepath.Join(dir, "sub"), old, old))
 
-	n, err := pruneUploads(workdir, 720*time.Hour, now)
+	n, err := PruneUploads(workdir, 720*time.Hour, now)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	assert.NoFileExists(t, filepath.Join(dir, "old.txt"))
