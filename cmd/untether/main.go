@@ -45,7 +45,7 @@ const (
 
 // drainMargin is how much longer than drain_timeout a stop may take: time to
 // interrupt what still runs at the deadline, close the CLIs and flush the
-// outbox, which bridge.Shutdown bounds by its stopBudget (20 s) once its
+// outbox, which bridge.Shutdown bounds by its stopBudget (22 s) once its
 // context ends. systemd hears drain_timeout+drainMargin as
 // EXTEND_TIMEOUT_USEC, and the units' TimeoutStopSec exceeds the default
 // drain_timeout by more.

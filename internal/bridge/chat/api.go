@@ -40,7 +40,7 @@ func (c *Chat) Config() *config.Config { return c.b.Config() }
 func (c *Chat) Ctx() context.Context { return c.ctx() }
 
 // Log is the chat's logger.
-func (c *Chat) Log() *zerolog.Logger { return &c.log }
+func (c *Chat) Log() *zerolog.Logger { return c.logger() }
 
 // Record is what the state database keeps of the chat: its choices
 // (project, branch, mode, model), its session and its totals.

@@ -57,7 +57,7 @@ func (c *Chat) requestApproval(req runner.ApprovalRequested) {
 	if err := c.b.store.PutApproval(c.ctx(), state.Approval{Token: a.token, Key: c.key, RequestID: string(req.RequestID),
 		SessionID: c.rec.SessionID, Tool: req.Tool, Summary: req.Summary, InputJSON: req.Input,
 		Suggestions: req.Suggestions, CreatedAt: now, ExpiresAt: a.deadline}); err != nil {
-		c.log.Error().Err(err).Msg("record approval")
+		c.logger().Error().Err(err).Msg("record approval")
 	}
 	c.approvals[a.token] = a
 	c.byRequest[req.RequestID] = a.token
@@ -70,8 +70,8 @@ func (c *Chat) requestApproval(req runner.ApprovalRequested) {
 		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Tag: tagApproval + a.token})
 	// The message id is stored as soon as it exists (off the actor): after
 	// a crash, reconciliation finds the pending approval and its message.
-	ctx, log := c.ctx(), c.log // on the actor: ensureSession replaces c.log
-	go func() {
+	ctx, log := c.ctx(), c.logger()
+	c.b.goTracked(func() {
 		res, err := a.msg.Sent().Wait(context.WithoutCancel(c.b.runCtx))
 		if err != nil {
 			return
@@ -79,7 +79,7 @@ func (c *Chat) requestApproval(req runner.ApprovalRequested) {
 		if err := c.b.store.SetApprovalMessage(ctx, a.token, state.MessageID(res.MessageID)); err != nil {
 			log.Error().Err(err).Msg("record approval message")
 		}
-	}()
+	})
 }
 
 // pendingItems lists the open approvals for /status, oldest first.
@@ -159,18 +159,18 @@ func (c *Chat) resolve(a *approval, d runner.Decision, outcome render.Decision, 
 		if errors.Is(err, runner.ErrUnknownRequest) {
 			// The CLI withdrew the request, or its process ended, before
 			// the press was handled: nobody decided anything.
-			c.log.Info().Err(err).Msg("approval withdrawn before the answer")
+			c.logger().Info().Err(err).Msg("approval withdrawn before the answer")
 			outcome, stDec, by, uid, note = render.DecisionWithdrawn, state.DecisionWithdrawn, "", 0, ""
 		} else {
 			// Recorded as interrupted (the request ends unanswered), the
 			// note saying why and what the user chose.
-			c.log.Error().Err(err).Str("chosen", string(stDec)).Msg("could not reach Claude with the approval answer")
+			c.logger().Error().Err(err).Str("chosen", string(stDec)).Msg("could not reach Claude with the approval answer")
 			note = strings.TrimSpace("could not reach Claude (" + err.Error() + "); chosen: " + string(stDec) + " " + note)
 			outcome, stDec = render.Undelivered(outcome), state.DecisionInterrupted
 		}
 	}
 	if err := c.b.store.DecideApproval(c.ctx(), a.token, stDec, uid, time.Now(), note); err != nil {
-		c.log.Error().Err(err).Msg("record approval decision")
+		c.logger().Error().Err(err).Msg("record approval decision")
 	}
 	c.closeApproval(a, "", outcome, &by, note)
 	switch {
@@ -193,7 +193,7 @@ func (c *Chat) closeApproval(a *approval, stDec state.Decision, outcome render.D
 	now := time.Now()
 	if stDec != "" {
 		if err := c.b.store.DecideApproval(c.ctx(), a.token, stDec, 0, now, note); err != nil && !errors.Is(err, state.ErrAlreadyDecided) {
-			c.log.Error().Err(err).Msg("record approval outcome")
+			c.logger().Error().Err(err).Msg("record approval outcome")
 		}
 	}
 	who := ""

@@ -87,7 +87,7 @@ func (c *Chat) sendAttachment(m *models.Message) {
 	if !a.photo {
 		label = "the file " + a.name
 	}
-	log := c.log
+	log := *c.logger()
 	c.sendOutgoing(&Outgoing{msgID: m.ID, label: label, from: senderOf(m), prepare: func(ctx context.Context) (runner.UserInput, error) {
 		in, err := c.b.attachmentInput(ctx, a, log)
 		if err != nil {

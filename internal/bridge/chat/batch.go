@@ -136,7 +136,7 @@ func (c *Chat) flushBatch() {
 	// Every update but the last is confirmed now; the last one goes with
 	// the message, confirmed once it is handed on like any other.
 	c.finishBatchUpdates(b.updates[:len(b.updates)-1])
-	log := c.log
+	log := *c.logger()
 	label := fmt.Sprintf("an album of %d", len(b.parts))
 	if b.kind == batchForward {
 		label = fmt.Sprintf("%d forwarded %s", len(b.parts), pluralWord(len(b.parts), "message", "messages"))

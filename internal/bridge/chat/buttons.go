@@ -235,13 +235,13 @@ func fromBeforeStart(cq *models.CallbackQuery, born time.Time) bool {
 // answerCallback answers a callback query off the update worker. A late
 // answer ("query is too old") is harmless and only logged.
 func (b *Engine) answerCallback(id, text string, alert bool) {
-	go func() {
+	b.goTracked(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(b.runCtx), 10*time.Second)
 		defer cancel()
 		if _, err := b.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text, ShowAlert: alert}); err != nil {
 			b.log.Warn().Err(redactErr(err, b.Config())).Msg("answer callback query")
 		}
-	}()
+	})
 }
 
 // NewToken returns a short random callback token: 8 bytes, 11 characters,

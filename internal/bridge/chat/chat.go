@@ -33,7 +33,10 @@ type Chat struct {
 	key    state.ChatKey
 	outKey outbox.ChatKey
 	group  bool
-	log    zerolog.Logger
+	// log names the chat, and its session once there is one. A new
+	// session (ensureSession) or a new chat id (rekey) stores a new one;
+	// nothing changes one in place, so a goroutine may keep what it read.
+	log atomic.Pointer[zerolog.Logger]
 
 	boxMu  sync.Mutex
 	box    []item
@@ -96,10 +99,9 @@ const (
 )
 
 func newChat(b *Engine, key state.ChatKey, group bool) *Chat {
-	return &Chat{
+	c := &Chat{
 		b: b, key: key, group: group,
 		outKey:    outbox.ChatKey{Chat: int64(key.Chat), Thread: int(key.Thread)},
-		log:       b.log.With().Str("chat", key.String()).Logger(),
 		notify:    make(chan struct{}, 1),
 		stopCh:    make(chan context.Context, 1),
 		approvals: map[string]*approval{},
@@ -107,6 +109,9 @@ func newChat(b *Engine, key state.ChatKey, group bool) *Chat {
 		userMsgs:  map[runner.MessageUUID]int{},
 		inputs:    map[runner.MessageUUID]*Outgoing{},
 	}
+	log := b.log.With().Str("chat", key.String()).Logger()
+	c.log.Store(&log)
+	return c
 }
 
 // post queues an item; it never blocks, so the update worker never waits
@@ -155,9 +160,12 @@ func (c *Chat) shutdown(ctx context.Context) {
 	}
 }
 
+// logger is the chat's logger (see log).
+func (c *Chat) logger() *zerolog.Logger { return c.log.Load() }
+
 func (c *Chat) ctx() context.Context {
 	// The key tells a refused state write which chat it puts at risk.
-	return durable.WithChatKey(c.log.WithContext(context.WithoutCancel(c.b.runCtx)), c.key)
+	return durable.WithChatKey(c.logger().WithContext(context.WithoutCancel(c.b.runCtx)), c.key)
 }
 
 func (c *Chat) run(ctx context.Context) {
@@ -294,7 +302,7 @@ func (c *Chat) drainBox() {
 func (c *Chat) safely(what string, fn func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error().Interface("panic", r).Bytes("stack", debug.Stack()).Str("in", what).Msg("recovered panic in chat")
+			c.logger().Error().Interface("panic", r).Bytes("stack", debug.Stack()).Str("in", what).Msg("recovered panic in chat")
 		}
 	}()
 	fn()

@@ -34,7 +34,7 @@ func (c *Chat) closeSession() {
 			c.safely("event", func() { c.onEvent(ev) })
 		case err := <-closed:
 			if err != nil {
-				c.log.Warn().Err(err).Msg("close session")
+				c.logger().Warn().Err(err).Msg("close session")
 			}
 			if c.events != nil {
 				for ev := range c.events {
@@ -57,7 +57,7 @@ func (c *Chat) record() state.Chat {
 	if !c.haveRec {
 		rec, err := c.b.store.GetChat(c.ctx(), c.key)
 		if err != nil && !errors.Is(err, state.ErrNotFound) {
-			c.log.Error().Err(err).Msg("read chat state")
+			c.logger().Error().Err(err).Msg("read chat state")
 		}
 		rec.Key = c.key
 		c.rec, c.haveRec = rec, true
@@ -68,7 +68,7 @@ func (c *Chat) record() state.Chat {
 func (c *Chat) saveRecord() {
 	c.rec.LastActive = time.Now()
 	if err := c.b.store.PutChat(c.ctx(), c.rec); err != nil {
-		c.log.Error().Err(err).Msg("save chat state")
+		c.logger().Error().Err(err).Msg("save chat state")
 	}
 }
 
@@ -78,7 +78,7 @@ func (c *Chat) ensureSession() (*runner.Session, error) {
 	}
 	rc, pl, sid := c.spawnConfig(c.b.Config()) // settings.go
 	rc.InheritEnv, rc.IncludePartialMessages = c.b.opts.InheritEnv, true
-	rc.Pool, rc.Procs, rc.Logger = c.b.opts.Pool, procRecorder{c.b}, c.log
+	rc.Pool, rc.Procs, rc.Logger = c.b.opts.Pool, procRecorder{c.b}, *c.logger()
 	for _, h := range c.b.reg.onSpawn { // mode and model, the spending cap, the outbox prompt
 		h(c, &rc, pl)
 	}
@@ -103,7 +103,8 @@ func (c *Chat) ensureSession() (*runner.Session, error) {
 	} else {
 		c.noteSession(sess.ID()) // projects.go
 	}
-	c.log = c.b.log.With().Str("chat", c.key.String()).Str("session", string(sess.ID())).Logger()
+	log := c.b.log.With().Str("chat", c.key.String()).Str("session", string(sess.ID())).Logger()
+	c.log.Store(&log)
 	return sess, nil
 }
 
@@ -117,17 +118,15 @@ func (c *Chat) prewarm() {
 	}
 	sess, err := c.ensureSession()
 	if err != nil {
-		c.log.Warn().Err(err).Msg("prewarm session")
+		c.logger().Warn().Err(err).Msg("prewarm session")
 		return
 	}
-	// The context and logger are taken on the actor: ensureSession replaces
-	// c.log, so reading it from the goroutine raced.
-	ctx, log := c.ctx(), c.log
-	go func() {
+	ctx, log := c.ctx(), c.logger()
+	c.b.goTracked(func() {
 		if err := sess.Prewarm(ctx); err != nil {
 			log.Info().Err(err).Msg("prewarm CLI")
 		}
-	}()
+	})
 }
 
 // send queues a message for Claude from user from. The hand-over itself
@@ -154,7 +153,7 @@ func (c *Chat) sendOutgoing(o *Outgoing) {
 		}
 	}
 	if _, err := c.ensureSession(); err != nil {
-		c.log.Error().Err(err).Msg("create session")
+		c.logger().Error().Err(err).Msg("create session")
 		c.reply(c.startErrorText(err), o.msgID) // projects.go
 		o.settle()
 		return

@@ -96,7 +96,7 @@ func (c *Chat) resetSession() {
 	c.continueNext = false
 	c.forgetPlaceSession()
 	if err := c.b.store.ForgetSession(c.ctx(), c.key); err != nil {
-		c.log.Error().Err(err).Msg("forget session")
+		c.logger().Error().Err(err).Msg("forget session")
 	}
 	c.haveRec = false
 	c.rec = c.record()

@@ -92,7 +92,7 @@ func (c *Chat) pump() {
 	}
 	sess, err := c.ensureSession()
 	if err != nil {
-		c.log.Error().Err(err).Msg("create session")
+		c.logger().Error().Err(err).Msg("create session")
 		for _, o := range c.sends.queue {
 			c.reply(c.startErrorText(err), o.msgID) // projects.go
 			c.finishOutgoing(o)
@@ -106,7 +106,7 @@ func (c *Chat) pump() {
 	ctx, cancel := context.WithCancel(c.ctx())
 	o.cancel = cancel
 	c.sends.inFlight, c.sends.since = o, time.Now()
-	go func() {
+	c.b.goTracked(func() {
 		if o.restart != nil {
 			o.restart(ctx, sess)
 		}
@@ -117,7 +117,7 @@ func (c *Chat) pump() {
 		}
 		cancel()
 		c.post(item{fn: func() { c.sendDone(sess, o, uuid, err) }})
-	}()
+	})
 	time.AfterFunc(slotNoticeAfter, func() { c.post(item{fn: c.refreshSlotNotice}) })
 }
 
@@ -152,7 +152,7 @@ func (c *Chat) sendDone(sess *runner.Session, o *Outgoing, uuid runner.MessageUU
 	case errors.As(err, new(*voiceError)):
 		c.voiceFailed(err, o.msgID) // voice.go: the reason and a 🔁 Retry button
 	case o.resend:
-		c.log.Error().Err(err).Msg("re-send a queued message after the CLI stopped")
+		c.logger().Error().Err(err).Msg("re-send a queued message after the CLI stopped")
 		if text, ok := missingText(err); ok { // world.go
 			c.reply(text, o.msgID)
 			break
@@ -160,7 +160,7 @@ func (c *Chat) sendDone(sess *runner.Session, o *Outgoing, uuid runner.MessageUU
 		c.reply(fmt.Sprintf("⚠️ Claude stopped before reading “%s”, and it could not be sent again: %s. Please send it again.",
 			render.EscapeHTML(o.label), render.EscapeHTML(err.Error())), o.msgID)
 	default:
-		c.log.Error().Err(err).Msg("send message to Claude")
+		c.logger().Error().Err(err).Msg("send message to Claude")
 		c.reply(c.sendErrorText(err), o.msgID)
 	}
 	c.endTurnIfEmpty()

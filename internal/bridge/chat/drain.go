@@ -23,11 +23,12 @@ import (
 // approval's, looked up in the state store.
 
 // stopBudget bounds what Shutdown takes once its context ends: interrupting
-// what still runs, closing the CLIs (killing them if they do not go) and
-// flushing the outbox. cmd/untether announces drain_timeout plus more than
-// this to systemd (EXTEND_TIMEOUT_USEC), and the units' TimeoutStopSec
-// covers the default drain_timeout plus more than this.
-const stopBudget = 20 * time.Second
+// what still runs, closing the CLIs (killing them if they do not go),
+// flushing the outbox and waiting for the chats' offloaded work
+// (workWaitAtShutdown). cmd/untether announces drain_timeout plus more
+// than this to systemd (EXTEND_TIMEOUT_USEC), and the units'
+// TimeoutStopSec covers the default drain_timeout plus more than this.
+const stopBudget = 22 * time.Second
 
 // flushBudget is the part of stopBudget kept for the outbox: the last
 // answers and notices go out at the chats' pace (about one a second each).
@@ -48,11 +49,11 @@ func (c *Chat) releaseHumanWaits() {
 		// Deny with interrupt answers the control_request and ends the turn.
 		if err := a.sess.Respond(a.req.RequestID, runner.Decision{Behavior: runner.Deny, Interrupt: true,
 			Message: "untether is restarting; the user will be asked again after the restart."}); err != nil {
-			c.log.Info().Err(err).Msg("stop an approval for the restart")
+			c.logger().Info().Err(err).Msg("stop an approval for the restart")
 		}
 		if err := c.b.store.DecideApproval(c.ctx(), a.token, state.DecisionInterrupted, 0, now, "untether restarted"); err != nil &&
 			!errors.Is(err, state.ErrAlreadyDecided) {
-			c.log.Error().Err(err).Msg("record approval interrupted by the restart")
+			c.logger().Error().Err(err).Msg("record approval interrupted by the restart")
 		}
 		html := render.RenderApprovalDecided(a.req, render.DecisionInterrupted, "", now) + "\n\n" + continueHint
 		kb := render.Keyboard{Rows: [][]render.Button{{{Text: "▶️ Continue", CallbackData: CallbackData(btnContinue, a.token)}}}}
@@ -64,7 +65,7 @@ func (c *Chat) releaseHumanWaits() {
 			c.turn.view.Resolve(a.req.RequestID)
 		}
 	}
-	c.log.Info().Msg("stopped a turn waiting on a decision, for the restart")
+	c.logger().Info().Msg("stopped a turn waiting on a decision, for the restart")
 	c.updateCounts()
 }
 
@@ -99,7 +100,7 @@ func (c *Chat) continueAfterRestart(a state.Approval, callbackID string, from mo
 	c.b.answerCallback(callbackID, "Continuing…", false)
 	ok, err := c.b.store.ContinueApproval(c.ctx(), a.Token)
 	if err != nil {
-		c.log.Error().Err(err).Msg("claim an interrupted approval")
+		c.logger().Error().Err(err).Msg("claim an interrupted approval")
 		c.reply("⚠️ Could not continue: "+render.EscapeHTML(err.Error()), int(a.MessageID))
 		return
 	}
@@ -147,7 +148,7 @@ func continuePrompt(a state.Approval) string {
 // were interrupted and their CLIs are closing; a CLI that does not go in
 // time is killed, so Shutdown keeps within stopBudget.
 func (b *Engine) stopChats(actorsDone <-chan struct{}) error {
-	t := time.NewTimer(stopBudget - flushBudget - 2*time.Second)
+	t := time.NewTimer(stopBudget - flushBudget - workWaitAtShutdown - 2*time.Second)
 	defer t.Stop()
 	select {
 	case <-actorsDone:

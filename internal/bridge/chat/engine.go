@@ -280,20 +280,20 @@ func (b *Engine) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		stopErr = b.stopChats(actorsDone)
 	}
-	if !b.workWait(2 * time.Second) {
-		b.log.Warn().Msg("work the chats offloaded was still running at shutdown")
-	}
 	b.mu.Lock()
 	out := b.out
 	b.mu.Unlock()
 	if out == nil {
+		b.waitWork()
 		return stopErr
 	}
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushBudget)
 	defer cancel()
 	b.store.WithdrawNotices(flushCtx, out)
-	defer b.store.SaveKept() // after the flush, which acks journaled sends
-	if err := out.Close(flushCtx); err != nil {
+	defer b.store.SaveKept() // after the flush, which acks journaled sends, and the offloaded work's writes
+	err := out.Close(flushCtx)
+	b.waitWork() // after the flush: work waiting for a send's answer has it now
+	if err != nil {
 		return errors.Join(stopErr, fmt.Errorf("flush outbox: %w", err))
 	}
 	return stopErr

@@ -146,7 +146,7 @@ func (c *Chat) getCommand(args string, m *models.Message) {
 	target, err := resolveGet(workdir, args, cfg.Files.Deny)
 	var r *errGetRefused
 	if errors.As(err, &r) {
-		c.log.Info().Str("path", args).Msg("/get refused")
+		c.logger().Info().Str("path", args).Msg("/get refused")
 		c.reply(r.html, m.ID)
 		return
 	}
@@ -175,8 +175,8 @@ func (c *Chat) getCommand(args string, m *models.Message) {
 		}
 		c.b.out.Typing(c.ctx(), c.outKey)
 		// Zipping may take a while: off the actor, with the context and
-		// logger taken here (ensureSession replaces c.log).
-		go c.sendZip(c.ctx(), c.log, workdir, target.rel, cfg.Files.Deny, m.ID) // get_zip.go
+		// logger taken here (ensureSession replaces *c.logger()).
+		go c.sendZip(c.ctx(), *c.logger(), workdir, target.rel, cfg.Files.Deny, m.ID) // get_zip.go
 	default:
 		c.reply("📄 "+shown+" is not a regular file or directory.", m.ID)
 	}

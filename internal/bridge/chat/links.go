@@ -30,7 +30,7 @@ func (c *Chat) sendLinkedFiles(e TurnEnd) {
 		}
 		target, err := resolveGet(e.Workdir, u.Path, deny)
 		if err != nil { // outside the project, denied, in .untether, a link, gone
-			c.log.Info().Str("uri", l.URI).Err(err).Msg("a linked file is not sent")
+			c.logger().Info().Str("uri", l.URI).Err(err).Msg("a linked file is not sent")
 			continue
 		}
 		if target.file == nil {

@@ -63,5 +63,6 @@ func (c *Chat) rekey(key state.ChatKey) {
 	c.key = key
 	c.outKey = outbox.ChatKey{Chat: int64(key.Chat), Thread: int(key.Thread)}
 	c.rec.Key = key
-	c.log = c.log.With().Str("chat", key.String()).Logger()
+	log := c.logger().With().Str("chat", key.String()).Logger()
+	c.log.Store(&log)
 }

@@ -180,7 +180,7 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 	defer out.Close()
 	files, more, err := scanOutbox(out, c.b.Config().Files.MaxFilesPerTurn)
 	if err != nil {
-		c.log.Warn().Err(err).Msg("read the outbox directory")
+		c.logger().Warn().Err(err).Msg("read the outbox directory")
 		return
 	}
 	defer closeFiles(files) // those not handed to the outbox
@@ -208,7 +208,7 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 		if f.file == nil {
 			at := owndir.Sent + "/" + dest
 			if err := out.Rename(f.name, sent, dest); err != nil {
-				c.log.Warn().Err(err).Str("file", f.name).Msg("move a file that is not sent")
+				c.logger().Warn().Err(err).Str("file", f.name).Msg("move a file that is not sent")
 				at = outboxDir + "/" + f.name
 			}
 			notes = append(notes, notSent{name: f.name, why: f.skip, short: f.short, at: at})
@@ -233,11 +233,11 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 			// files_out.go. What is sent is the descriptor, whatever the
 			// move finds.
 			if err := out.Rename(path.Base(mf.Fallback), sent, path.Base(mf.Path)); err != nil {
-				c.log.Warn().Err(err).Str("file", mf.Name).Msg("move a sent file to " + owndir.Sent)
+				c.logger().Warn().Err(err).Str("file", mf.Name).Msg("move a sent file to " + owndir.Sent)
 			}
 		}
 	}
-	c.log.Info().Int("photos", len(photos)).Int("documents", len(docs)).Int("not_sent", len(notes)).Bool("more", more).Msg("sending files from the outbox")
+	c.logger().Info().Int("photos", len(photos)).Int("documents", len(docs)).Int("not_sent", len(notes)).Bool("more", more).Msg("sending files from the outbox")
 	if text := notSentMessage(workdir, outboxDir, notes, more); text != "" {
 		c.reply(text, 0)
 	}
@@ -260,7 +260,7 @@ func (c *Chat) rememberOutboxDirs(files []outgoingFile) {
 func (c *Chat) outboxRefused(err error, outboxDir string, replyTo int) {
 	if !c.b.ownDirs.TellChat(err, c.key) {
 		if _, ok := errors.AsType[*owndir.Error](err); !ok {
-			c.log.Warn().Err(err).Msg("open the outbox")
+			c.logger().Warn().Err(err).Msg("open the outbox")
 		}
 		return
 	}

@@ -64,7 +64,7 @@ func (c *Chat) sendFullDiff(a *approval, pressed int) {
 	f, rel, err := owndir.WriteSent(workdir, name, []byte(diff), a.created) // files_out.go
 	if err != nil {
 		c.b.ownDirs.Refused(err)
-		c.log.Warn().Err(err).Msg("write the full diff")
+		c.logger().Warn().Err(err).Msg("write the full diff")
 		c.reply("⚠️ Could not prepare the diff: "+render.EscapeHTML(err.Error()), int(replyTo))
 		return
 	}

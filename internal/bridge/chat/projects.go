@@ -112,7 +112,7 @@ func (c *Chat) dropRemovedProject(cfg *config.Config) {
 	c.rec.Project, c.rec.Branch = "", ""
 	c.saveRecord()
 	p := c.projectFor(cfg)
-	c.log.Warn().Str("project", gone).Str("now", p.Name).Msg("the chat's project was removed from the config")
+	c.logger().Warn().Str("project", gone).Str("now", p.Name).Msg("the chat's project was removed from the config")
 	c.reply("ℹ️ The project <b>"+render.EscapeHTML(gone)+"</b> "+c.goneWhy(cfg, gone)+", so this "+c.chatWord()+
 		" works in <b>"+render.EscapeHTML(p.Name)+"</b> now. /project lists the projects.", 0)
 }
@@ -133,7 +133,7 @@ func (c *Chat) noteSession(id runner.SessionID) {
 	// A continued session's first prompt was someone else's.
 	c.promptNoted = c.continued
 	if err := c.b.store.NoteSession(c.ctx(), c.key, c.sessPlace.Project, c.sessPlace.Branch, string(id)); err != nil {
-		c.log.Error().Err(err).Msg("note the session of the project")
+		c.logger().Error().Err(err).Msg("note the session of the project")
 	}
 }
 
@@ -148,7 +148,7 @@ func (c *Chat) noteFirstPrompt(o *Outgoing) {
 		text = o.label
 	}
 	if err := c.b.store.NoteFirstPrompt(c.ctx(), c.rec.SessionID, text); err != nil {
-		c.log.Warn().Err(err).Msg("note the session's first prompt")
+		c.logger().Warn().Err(err).Msg("note the session's first prompt")
 	}
 }
 
@@ -178,7 +178,9 @@ func (c *Chat) detachSession(why string, kill bool) {
 	// gone (its interrupt may already end the tasks, so they are counted
 	// here).
 	tasks, wake := old.Background()
-	go closeDetached(c.b, old, events, kill, func() { c.post(item{fn: func() { c.tellStoppedWork(tasks, wake) }}) })
+	c.b.goTracked(func() {
+		closeDetached(c.b, old, events, kill, func() { c.post(item{fn: func() { c.tellStoppedWork(tasks, wake) }}) })
+	})
 }
 
 // switchPlace moves the chat to pl, keeping the session it had there. A
@@ -193,7 +195,7 @@ func (c *Chat) switchPlace(pl Place, respond func(string)) bool {
 	c.rec.Project, c.rec.Branch = pl.Project, pl.Branch
 	sid, err := c.b.store.ProjectSession(c.ctx(), c.key, pl.Project, pl.Branch)
 	if err != nil {
-		c.log.Error().Err(err).Msg("read the session of the project")
+		c.logger().Error().Err(err).Msg("read the session of the project")
 	}
 	c.rec.SessionID = sid
 	c.saveRecord()
@@ -299,7 +301,7 @@ func (c *Chat) spawnPlace(cfg *config.Config) (config.ProjectSettings, Place, ru
 	p, pl := c.placeFor(cfg)
 	stored, err := c.b.store.ProjectSession(c.ctx(), c.key, pl.Project, pl.Branch)
 	if err != nil {
-		c.log.Error().Err(err).Msg("read the session of the project")
+		c.logger().Error().Err(err).Msg("read the session of the project")
 		stored = c.record().SessionID
 	}
 	if stored == "" {
@@ -307,9 +309,9 @@ func (c *Chat) spawnPlace(cfg *config.Config) (config.ProjectSettings, Place, ru
 	}
 	sid, err := runner.ParseSessionID(stored)
 	if err != nil {
-		c.log.Error().Err(err).Str("project", pl.String()).Msg("the stored session id is not a session id; starting a new session")
+		c.logger().Error().Err(err).Str("project", pl.String()).Msg("the stored session id is not a session id; starting a new session")
 		if err := c.b.store.NoteSession(c.ctx(), c.key, pl.Project, pl.Branch, ""); err != nil {
-			c.log.Error().Err(err).Msg("forget the damaged session id")
+			c.logger().Error().Err(err).Msg("forget the damaged session id")
 		}
 		c.rec.SessionID = ""
 		c.saveRecord()
@@ -324,7 +326,7 @@ func (c *Chat) spawnPlace(cfg *config.Config) (config.ProjectSettings, Place, ru
 func (c *Chat) forgetPlaceSession() {
 	_, pl := c.placeFor(c.b.Config())
 	if err := c.b.store.NoteSession(c.ctx(), c.key, pl.Project, pl.Branch, ""); err != nil {
-		c.log.Error().Err(err).Msg("forget the session of the project")
+		c.logger().Error().Err(err).Msg("forget the session of the project")
 	}
 }
 

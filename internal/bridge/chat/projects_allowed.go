@@ -71,6 +71,6 @@ func (c *Chat) leaveClosedProject() {
 	if _, ok := c.usableProject(c.b.Config(), c.sessPlace.Project); ok {
 		return
 	}
-	c.log.Warn().Str("project", c.sessPlace.Project).Msg("the live session's project is no longer open to the chat; letting the session go")
+	c.logger().Warn().Str("project", c.sessPlace.Project).Msg("the live session's project is no longer open to the chat; letting the session go")
 	c.dropSession("its project is no longer open to this " + c.chatWord())
 }

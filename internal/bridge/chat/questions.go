@@ -181,14 +181,14 @@ func (c *Chat) awaitQuestionSend(m *models.Message) bool {
 	}
 	update := c.curUpdate
 	c.curUpdate = 0 // confirmed when the item below is handled
-	go func() {
+	c.b.goTracked(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.b.runCtx), questionSendWait)
 		defer cancel()
 		for _, msg := range sending {
 			_, _ = msg.Sent().Wait(ctx) // sent or not, the reply is handled again
 		}
 		c.post(item{updateID: update, fn: func() { c.onRepliedAgain(m) }})
-	}()
+	})
 	return true
 }
 
@@ -226,7 +226,7 @@ func (c *Chat) answerQuestion(a *approval, answer string, from *models.User) {
 	input["answers"] = answers
 	updated, err := json.Marshal(input)
 	if err != nil {
-		c.log.Error().Err(err).Msg("encode answers")
+		c.logger().Error().Err(err).Msg("encode answers")
 		return
 	}
 	note := render.QuestionAnswers(a.req, q.Answers)

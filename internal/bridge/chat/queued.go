@@ -67,7 +67,7 @@ func (c *Chat) resendQueued() {
 	if len(again) == 0 {
 		return
 	}
-	c.log.Info().Int("messages", len(again)).Msg("re-sending messages the CLI had queued when it stopped")
+	c.logger().Info().Int("messages", len(again)).Msg("re-sending messages the CLI had queued when it stopped")
 	c.reply(fmt.Sprintf("↻ Claude stopped with %d message(s) of yours still queued; they are sent again as the session resumes.", len(again)),
 		again[0].msgID)
 	c.sends.queue = append(again, c.sends.queue...)

@@ -46,7 +46,7 @@ func SessionLine(se state.Session, now time.Time) string {
 func (c *Chat) resumeSession(stored string, respond func(string)) bool {
 	id, err := runner.ParseSessionID(stored)
 	if err != nil {
-		c.log.Error().Err(err).Msg("resume a session whose stored id is not a session id")
+		c.logger().Error().Err(err).Msg("resume a session whose stored id is not a session id")
 		respond("⚠️ That session cannot be resumed: its stored id is not a valid session id.")
 		return false
 	}
@@ -74,7 +74,7 @@ func (c *Chat) resumeSession(stored string, respond func(string)) bool {
 		return false
 	}
 	if err := c.b.store.NoteSession(c.ctx(), c.key, to.Project, to.Branch, string(id)); err != nil {
-		c.log.Error().Err(err).Msg("resume a session")
+		c.logger().Error().Err(err).Msg("resume a session")
 		respond("⚠️ Could not resume that session.")
 		return false
 	}

@@ -74,7 +74,7 @@ func (c *Chat) checkStall(t *turn, now time.Time) {
 	// Not silent: this is the one message meant to reach someone who looked away.
 	t.stall.notice = c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: text, Keyboard: kb},
 		outbox.SendOptions{ReplyTo: outbox.MessageID(t.replyTo), Tag: "stall"})
-	c.log.Info().Dur("idle", idle).Msg("turn printed nothing for a long time; asked the user")
+	c.logger().Info().Dur("idle", idle).Msg("turn printed nothing for a long time; asked the user")
 }
 
 // keepWaiting handles ⏳ Keep waiting: the question is withdrawn and asked

@@ -78,8 +78,8 @@ func (c *Chat) showProgress(t *turn, now time.Time) {
 // then learns the id.
 func (c *Chat) recordLiveProgress(t *turn, now time.Time) {
 	key, progress := c.key, t.progress
-	ctx, log := c.ctx(), c.log // on the actor: ensureSession replaces c.log
-	go func() {
+	ctx, log := c.ctx(), c.logger()
+	c.b.goTracked(func() {
 		res, err := progress.Sent().Wait(context.WithoutCancel(c.b.runCtx))
 		if err != nil {
 			return
@@ -92,7 +92,7 @@ func (c *Chat) recordLiveProgress(t *turn, now time.Time) {
 		if t.live.added(id) { // the turn ended before the record landed
 			_ = c.b.store.RemoveLive(ctx, key, id)
 		}
-	}()
+	})
 }
 
 func (c *Chat) progressOptions(t *turn, now time.Time) render.ProgressOptions {
@@ -165,7 +165,7 @@ func (c *Chat) finishProgress(t *turn, failed bool) {
 	}
 	if id := t.live.end(); id != 0 {
 		if err := c.b.store.RemoveLive(c.ctx(), c.key, id); err != nil {
-			c.log.Error().Err(err).Msg("forget live progress message")
+			c.logger().Error().Err(err).Msg("forget live progress message")
 		}
 	}
 }
@@ -293,7 +293,7 @@ func (c *Chat) answerNotes(t *turn, tc runner.TurnCompleted) []string {
 // recordTurn charges a turn to the chat: its budgets, /usage and /status.
 func (c *Chat) recordTurn(rec state.TurnRecord) {
 	if err := c.b.store.RecordTurn(c.ctx(), rec); err != nil {
-		c.log.Error().Err(err).Msg("record turn")
+		c.logger().Error().Err(err).Msg("record turn")
 	}
 	c.rec.CostUSD += rec.CostUSD
 	c.rec.Turns++
@@ -332,12 +332,12 @@ func (c *Chat) cancelTurn() {
 	if c.turn != nil {
 		c.turn.cancelled = true
 	}
-	ctx, log := c.ctx(), c.log // on the actor: ensureSession replaces c.log
-	go func() {
+	ctx, log := c.ctx(), c.logger()
+	c.b.goTracked(func() {
 		if err := sess.Interrupt(ctx); err != nil {
 			log.Warn().Err(err).Msg("interrupt")
 		}
-	}()
+	})
 }
 
 // liveRecord hands a progress message's live record between the goroutine

@@ -214,7 +214,7 @@ func (c *Chat) chargeUnreported() string {
 	if !ok {
 		return ""
 	}
-	c.log.Info().Float64("cost_usd", rec.CostUSD).Msg("charging the estimate for a turn whose CLI died before reporting its cost")
+	c.logger().Info().Float64("cost_usd", rec.CostUSD).Msg("charging the estimate for a turn whose CLI died before reporting its cost")
 	c.recordTurn(rec)
 	if !c.b.Config().BudgetApplies(rec.Project) {
 		return ""

@@ -131,7 +131,7 @@ func (c *Chat) onVoice(m *models.Message, quote string) {
 }
 
 func (c *Chat) queueVoice(job voiceJob) {
-	log, octx := c.log, c.ctx() // read on the actor: prepare runs off it
+	log, octx := *c.logger(), c.ctx() // read on the actor: prepare runs off it
 	c.sendOutgoing(&Outgoing{msgID: job.MsgID, label: "a " + job.Kind, from: state.UserID(job.From), prepare: func(ctx context.Context) (runner.UserInput, error) {
 		return c.b.voiceInput(ctx, octx, job, log)
 	}})

@@ -22,6 +22,18 @@ func (b *Engine) goTracked(fn func()) {
 	}()
 }
 
+// workWaitAtShutdown bounds how long Shutdown waits for offloaded work
+// once the chats stopped and the outbox flushed: it is part of stopBudget.
+const workWaitAtShutdown = 2 * time.Second
+
+// waitWork waits for the offloaded work at shutdown, at most
+// workWaitAtShutdown, and logs what is left running.
+func (b *Engine) waitWork() {
+	if !b.workWait(workWaitAtShutdown) {
+		b.log.Warn().Msg("work the chats offloaded was still running at shutdown")
+	}
+}
+
 // workWait waits for the offloaded work, at most d; it reports whether all
 // of it ended.
 func (b *Engine) workWait(d time.Duration) bool {
