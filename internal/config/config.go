@@ -3,6 +3,8 @@ package config
 import (
 	"slices"
 	"time"
+
+	"github.com/untether/untether/internal/runner"
 )
 
 // Environment variables the daemon reads besides the file.
@@ -90,6 +92,11 @@ const (
 	DefaultStateDir = "~/.local/state/untether"
 
 	DefaultShowResumeLine = true
+	// DefaultContextWarnAt and DefaultContextFullAt are shares of the
+	// context window, like budget.warn_at. The CLI compacts by itself at
+	// about 97 % of a 1M window (runner's doc), so 95 % is "soon".
+	DefaultContextWarnAt = 0.8
+	DefaultContextFullAt = 0.95
 
 	DefaultLogLevel  = LogInfo
 	DefaultLogFormat = LogFormatAuto
@@ -314,6 +321,10 @@ type Claude struct {
 	// Models, if non-empty, are offered as buttons by /model without an
 	// argument. Other names can still be typed.
 	Models []string `toml:"models"`
+	// Effort is passed as --effort unless the chat chose another level
+	// with /effort: one of runner.Efforts (low, medium, high, xhigh, max).
+	// Empty leaves the CLI's default (medium for the current models).
+	Effort runner.Effort `toml:"effort"`
 	// ExtraArgs are appended to the CLI command line. Flags untether manages
 	// itself are rejected (see runner.CheckExtraArgs).
 	ExtraArgs []string `toml:"extra_args"`
@@ -382,6 +393,14 @@ type Render struct {
 	// ShowResumeLine puts "claude --resume <id>" under each answer, so the
 	// session can be taken over at a terminal.
 	ShowResumeLine bool `toml:"show_resume_line"`
+	// ContextWarnAt is the share of the context window (0 < x < 1) at
+	// which an answer's footer warns and the answer offers a Compact
+	// button.
+	ContextWarnAt float64 `toml:"context_warn_at"`
+	// ContextFullAt is the share (above ContextWarnAt, at most 1) at which
+	// the warning also says what happens next: the CLI compacts the
+	// conversation by itself, or, with compaction off, turns fail.
+	ContextFullAt float64 `toml:"context_full_at"`
 }
 
 // Files configures files users send to the bot, and files it sends back.
@@ -561,7 +580,7 @@ func Default() Config {
 			Typing:   DefaultTyping,
 			Drafts:   DefaultDrafts,
 		},
-		Render: Render{ShowResumeLine: DefaultShowResumeLine},
+		Render: Render{ShowResumeLine: DefaultShowResumeLine, ContextWarnAt: DefaultContextWarnAt, ContextFullAt: DefaultContextFullAt},
 		Files: Files{MaxUploadMB: DefaultMaxUploadMB, Keep: DefaultUploadKeep,
 			OutboxKeep: DefaultOutboxKeep, Deny: DefaultDeny(), ZipDirs: DefaultZipDirs, MaxFilesPerTurn: DefaultMaxFilesPerTurn},
 		Voice: Voice{Command: []string{}, Model: DefaultVoiceModel, FFmpeg: DefaultVoiceFFmpeg, MaxMB: DefaultVoiceMaxMB,

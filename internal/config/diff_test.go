@@ -60,6 +60,8 @@ var wantReloadable = map[string]bool{
 	"telegram.default_project":       true,
 	"telegram.topic_default_project": true,
 	"render.show_resume_line":        true,
+	"render.context_warn_at":         true,
+	"render.context_full_at":         true,
 }
 
 // mutate changes v to a different value of its type.

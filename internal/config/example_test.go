@@ -4,6 +4,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,15 +44,36 @@ func TestExampleLoads(t *testing.T) {
 	assert.Empty(t, restart, "example values that differ from the defaults")
 }
 
+// undocumentedYet are keys whose feature is built but not yet usable end to
+// end (/effort and the Compact button wait for the bridge); the example
+// documents them when it is. TestExampleHasEveryKey fails once the example
+// sets one of them, so the list cannot outlive its reason.
+var undocumentedYet = []string{"claude.effort", "render.context_warn_at", "render.context_full_at"}
+
+// documentedKeys is schemaKeys without undocumentedYet.
+func documentedKeys() []string {
+	var keys []string
+	for _, k := range schemaKeys() {
+		if !slices.Contains(undocumentedYet, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 func TestExampleHasEveryKey(t *testing.T) {
 	data, _ := readExample(t)
 	var doc map[string]any
 	md, err := toml.Decode(string(data), &doc)
 	require.NoError(t, err)
-	keys := schemaKeys()
+	keys := documentedKeys()
 	require.Greater(t, len(keys), 20, "the schema walk found too few keys")
 	for _, key := range keys {
 		assert.True(t, md.IsDefined(strings.Split(key, ".")...), "untether.example.toml does not set %s", key)
+	}
+	for _, key := range undocumentedYet {
+		assert.Contains(t, schemaKeys(), key)
+		assert.False(t, md.IsDefined(strings.Split(key, ".")...), "the example documents %s: remove it from undocumentedYet", key)
 	}
 }
 
@@ -70,7 +92,7 @@ func TestExampleExplainsEveryKey(t *testing.T) {
 		require.Positive(t, i)
 		assert.True(t, strings.HasPrefix(lines[i-1], "#"), "line %d (%s) has no comment above it", i+1, line)
 	}
-	assert.Len(t, schemaKeys(), n, "one assignment per schema key")
+	assert.Len(t, documentedKeys(), n, "one assignment per schema key")
 }
 
 // TestExampleReloadMarkers keeps the "(reload)" notes in the example in step

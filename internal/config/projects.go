@@ -35,10 +35,12 @@ type Project struct {
 	// Home is HOME for the CLI; empty means claude.home here and the login's
 	// own HOME on another host.
 	Home string `toml:"home"`
-	// Model, PermissionMode, AllowedModes, Env and ExtraArgs override
-	// [claude]'s. AllowedModes may only narrow claude.allowed_modes; Env
-	// is added to claude.env and ExtraArgs to claude.extra_args.
+	// Model, Effort, PermissionMode, AllowedModes, Env and ExtraArgs
+	// override [claude]'s. AllowedModes may only narrow
+	// claude.allowed_modes; Env is added to claude.env and ExtraArgs to
+	// claude.extra_args.
 	Model          string            `toml:"model"`
+	Effort         runner.Effort     `toml:"effort"`
 	PermissionMode PermissionMode    `toml:"permission_mode"`
 	AllowedModes   []PermissionMode  `toml:"allowed_modes"`
 	Env            map[string]string `toml:"env"`
@@ -128,7 +130,7 @@ func (p ProjectSettings) ChatAllowed(chat int64) bool {
 // has it exactly.
 func (c *Config) Project(name string) (ProjectSettings, bool) {
 	base := Project{Path: c.Claude.Workdir, Binary: c.Claude.Binary, Home: c.Claude.Home, Model: c.Claude.Model,
-		PermissionMode: c.Claude.PermissionMode, AllowedModes: c.Claude.AllowedModes,
+		Effort: c.Claude.Effort, PermissionMode: c.Claude.PermissionMode, AllowedModes: c.Claude.AllowedModes,
 		Env: c.Claude.Env, ExtraArgs: c.Claude.ExtraArgs}
 	if name == DefaultProjectName && c.Claude.Workdir != "" {
 		return ProjectSettings{Name: name, Project: base}, true
@@ -147,6 +149,9 @@ func (c *Config) Project(name string) (ProjectSettings, bool) {
 	}
 	if out.Model == "" {
 		out.Model = base.Model
+	}
+	if out.Effort == "" {
+		out.Effort = base.Effort
 	}
 	if len(out.AllowedModes) == 0 {
 		out.AllowedModes = base.AllowedModes
@@ -310,6 +315,7 @@ func (c *Config) validateProject(key string, p Project, ps *problems) {
 	if runner.CheckModel(p.Model) != nil {
 		ps.add(key+".model", "%q is not a model name; %s", p.Model, runner.ModelRule)
 	}
+	checkEffort(ps, key+".effort", p.Effort)
 	c.validateProjectModes(key, p, ps)
 	c.validateEnv(key+".env", p.Env, ps)
 	if err := runner.CheckExtraArgs(p.ExtraArgs); err != nil {

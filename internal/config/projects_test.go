@@ -7,11 +7,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/untether/untether/internal/runner"
 )
 
 func TestProjectSettingsInheritClaude(t *testing.T) {
 	home, dir, api := t.TempDir(), t.TempDir(), t.TempDir()
 	doc := with(dir, `claude.model = "opus"
+claude.effort = "high"
 claude.env = { SHARED = "1", OVERRIDE = "claude" }
 claude.extra_args = ["--add-dir", "/docs"]
 claude.allowed_modes = ["default", "plan", "acceptEdits"]
@@ -20,6 +23,7 @@ projects.api.allowed_modes = ["plan"]
 projects.api.permission_mode = "plan"
 projects.api.env = { OVERRIDE = "api" }
 projects.api.extra_args = ["--add-dir", "/api-docs"]
+projects.api.effort = "max"
 projects.far.path = "~/src/far"
 projects.far.host = "me@far"
 projects.far.home = "~/claude"
@@ -33,6 +37,7 @@ projects.far.home = "~/claude"
 	require.True(t, ok)
 	assert.Equal(t, dir, def.Path)
 	assert.Equal(t, "opus", def.Model)
+	assert.Equal(t, runner.EffortHigh, def.Effort)
 
 	p, ok := cfg.Project("API") // names match case-insensitively
 	require.True(t, ok)
@@ -40,6 +45,7 @@ projects.far.home = "~/claude"
 	assert.Equal(t, api, p.Path)
 	assert.Equal(t, "opus", p.Model, "inherited")
 	assert.Equal(t, PermissionPlan, p.PermissionMode)
+	assert.Equal(t, runner.EffortMax, p.Effort, "the project's own")
 	assert.True(t, p.ModeAllowed(PermissionPlan))
 	assert.False(t, p.ModeAllowed(PermissionDefault), "the project narrowed the list")
 	assert.Equal(t, map[string]string{"SHARED": "1", "OVERRIDE": "api"}, p.Env)
@@ -51,6 +57,7 @@ projects.far.home = "~/claude"
 	assert.True(t, far.Remote())
 	assert.Equal(t, "~/src/far", far.Path, "a remote path keeps its ~: it is that host's home")
 	assert.Equal(t, "~/claude", far.Home)
+	assert.Equal(t, runner.EffortHigh, far.Effort, "inherited")
 
 	_, ok = cfg.Project("nope")
 	assert.False(t, ok)

@@ -50,6 +50,8 @@ func (c *Config) validate(tokenFromEnv bool, ps *problems) {
 	positive(ps, "files.keep", c.Files.Keep)
 	c.validatePhone(ps) // validate_phone.go
 
+	c.validateRender(ps)
+
 	absPath(ps, "state.dir", c.State.Dir, true)
 	positive(ps, "state.retention", c.State.Retention)
 
@@ -60,6 +62,21 @@ func (c *Config) validate(tokenFromEnv bool, ps *problems) {
 
 	c.validateAway(ps)    // validate_away.go
 	c.validateService(ps) // service.go
+}
+
+// validateRender: the context thresholds are shares of the window, the
+// warning below the second one.
+func (c *Config) validateRender(ps *problems) {
+	warn, full := c.Render.ContextWarnAt, c.Render.ContextFullAt
+	if !(warn > 0 && warn < 1) {
+		ps.add("render.context_warn_at", "is %v; must be a share of the context window above 0 and below 1 (0.8 warns at 80 %%)", warn)
+	}
+	switch {
+	case !(full > 0 && full <= 1):
+		ps.add("render.context_full_at", "is %v; must be a share of the context window above 0 and at most 1 (0.95 at 95 %%)", full)
+	case !ps.has("render.context_warn_at") && full <= warn:
+		ps.add("render.context_full_at", "is %v; must be above render.context_warn_at (%v)", full, warn)
+	}
 }
 
 func (c *Config) validateTelegram(tokenFromEnv bool, ps *problems) {
@@ -146,6 +163,7 @@ func (c *Config) validateClaude(ps *problems) {
 			ps.add("claude.models", "entry %d is %q; %s", i, m, runner.ModelRule)
 		}
 	}
+	checkEffort(ps, "claude.effort", c.Claude.Effort)
 
 	if err := runner.CheckExtraArgs(c.Claude.ExtraArgs); err != nil {
 		ps.add("claude.extra_args", "%v", err)
@@ -174,6 +192,9 @@ func (c *Config) validateEnv(table string, env map[string]string, ps *problems) 
 			ps.add(key, "must not be set: the Claude CLI must never see the bot token")
 		case name == "HOME":
 			ps.add(key, "set %s instead", strings.TrimSuffix(table, "env")+"home")
+		case name == effortEnv:
+			// It would override --effort and every /effort, silently.
+			ps.add(key, "set %s instead; the variable would override it and /effort", strings.TrimSuffix(table, "env")+"effort")
 		}
 		if token != "" && strings.Contains(value, token) {
 			ps.add(key, "value contains the bot token; the Claude CLI must never see it")
@@ -202,10 +223,25 @@ func (c *Config) validateModes(ps *problems) {
 	}
 }
 
-func joinModes(ms []PermissionMode) string {
-	names := make([]string, len(ms))
-	for i, m := range ms {
-		names[i] = string(m)
+// effortEnv is the CLI's own effort variable, which wins over --effort and
+// over a live change.
+const effortEnv = "CLAUDE_CODE_EFFORT_LEVEL"
+
+// checkEffort: an effort is empty (the CLI's default) or one of the levels
+// the CLI takes, spelt exactly.
+func checkEffort(ps *problems, key string, e runner.Effort) {
+	if e != "" && !e.Valid() {
+		ps.add(key, "is %q; must be one of %s, or empty for the CLI's default", e, joinNames(runner.Efforts))
+	}
+}
+
+func joinModes(ms []PermissionMode) string { return joinNames(ms) }
+
+// joinNames lists string-typed values, comma-separated.
+func joinNames[T ~string](vs []T) string {
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = string(v)
 	}
 	return strings.Join(names, ", ")
 }
@@ -234,11 +270,7 @@ func atLeastOne(ps *problems, key string, n int) {
 
 func oneOf[T ~string](ps *problems, key string, v T, valid []T) {
 	if !slices.Contains(valid, v) {
-		names := make([]string, len(valid))
-		for i, s := range valid {
-			names[i] = string(s)
-		}
-		ps.add(key, "is %q; must be one of %s", v, strings.Join(names, ", "))
+		ps.add(key, "is %q; must be one of %s", v, joinNames(valid))
 	}
 }
 

@@ -16,6 +16,13 @@ type FinalMeta struct {
 	CostUSD        float64
 	ContextPercent float64
 	Model          string
+	// Effort is the effort level the turn ran with (/effort), shown after
+	// the model when set.
+	Effort string
+	// Context is what the footer says about a context that fills up
+	// (context.go): a warning at Context.WarnAt, and at Context.FullAt a
+	// note on what happens when it runs out.
+	Context ContextAlert
 	// Happened is what the turn went through ([Turn.Happened]): the
 	// notices printed above the footer.
 	Happened Happened
@@ -45,7 +52,9 @@ const (
 // RenderFinal renders a turn's result as one or more messages, each at most
 // [SafeChunkLimit] visible units. The last carries a "what happened" block
 // (see [Happened]; refused tool calls come from the result itself) and a
-// footer ("⏱ 12s · $0.0042 · ctx 3% · claude-opus-5-5"). A successful
+// footer ("⏱ 12s · $0.0042 · ctx 3% · claude-opus-5-5 · effort high", with
+// "ctx 85% ⚠️" from meta.Context.WarnAt, and above it a note on what
+// happens when the context runs out from meta.Context.FullAt). A successful
 // answer is converted from Markdown; an empty one becomes "(no text
 // answer)" because Telegram refuses empty messages, except that a manual
 // /compact answers with what the compaction did. An interrupted turn says
@@ -83,8 +92,12 @@ func RenderFinal(tc runner.TurnCompleted, meta FinalMeta) []string {
 		body = "<i>" + EscapeHTML(Truncate(oneLine(h), noteMax)) + "</i>\n\n" + body
 	}
 
+	notes := append(meta.Notes[:len(meta.Notes):len(meta.Notes)], happenedLines(tc, meta.Happened, compactInBody)...)
+	if meta.ContextLevel(tc) == ContextFull {
+		notes = append(notes, contextNote(meta.Context, meta.contextPercent(tc)))
+	}
 	var tail htmlText
-	for _, line := range append(meta.Notes[:len(meta.Notes):len(meta.Notes)], happenedLines(tc, meta.Happened, compactInBody)...) {
+	for _, line := range notes {
 		line = Truncate(line, noteMax)
 		if tail.n+UTF16Len(line)+1 > notesTotalMax {
 			break
@@ -135,11 +148,8 @@ func finalFooter(tc runner.TurnCompleted, meta FinalMeta) string {
 	if cost <= 0 {
 		cost = tc.CostUSD
 	}
-	ctx := meta.ContextPercent
-	if ctx <= 0 {
-		ctx = tc.ContextPercent
-	}
-	parts := make([]string, 0, 4)
+	ctx := meta.contextPercent(tc)
+	parts := make([]string, 0, 6)
 	switch {
 	case dur >= time.Second:
 		parts = append(parts, "⏱ "+FormatElapsed(dur))
@@ -150,10 +160,16 @@ func finalFooter(tc runner.TurnCompleted, meta FinalMeta) string {
 		parts = append(parts, formatCost(cost))
 	}
 	if c := formatContext(ctx); c != "" {
+		if meta.Context.Level(ctx) >= ContextWarn {
+			c += " ⚠️"
+		}
 		parts = append(parts, "ctx "+c)
 	}
 	if m := Truncate(oneLine(meta.Model), footerModelMax); m != "" {
 		parts = append(parts, m)
+	}
+	if e := Truncate(oneLine(meta.Effort), footerModelMax); e != "" {
+		parts = append(parts, "effort "+e)
 	}
 	if p := Truncate(oneLine(meta.Project), footerModelMax); p != "" {
 		parts = append(parts, "📁 "+p)

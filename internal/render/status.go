@@ -9,8 +9,10 @@ import (
 
 // StatusInfo is what /status shows about a chat's session.
 type StatusInfo struct {
-	SessionID        string
-	Model            string
+	SessionID string
+	Model     string
+	// Effort is the chat's effort level (/effort), shown when set.
+	Effort           string
 	Mode             string
 	ContextPercent   float64
 	CostUSD          float64 // the session's cost so far
@@ -91,6 +93,9 @@ func RenderStatus(s StatusInfo) string {
 		field("Session", session, true)
 	}
 	field("Model", s.Model, false)
+	if s.Effort != "" {
+		field("Effort", s.Effort, false)
+	}
 	field("Mode", s.Mode, false)
 	ctx := formatContext(s.ContextPercent)
 	if ctx != "" {

@@ -17,7 +17,7 @@ func TestStatusGolden(t *testing.T) {
 		name string
 		s    render.StatusInfo
 	}{
-		{"active", render.StatusInfo{SessionID: "605d1bf7-3cec-4407-b87c-fafb31b34500", Model: "claude-opus-5-5", Mode: "acceptEdits",
+		{"active", render.StatusInfo{SessionID: "605d1bf7-3cec-4407-b87c-fafb31b34500", Model: "claude-opus-5-5", Effort: "high", Mode: "acceptEdits",
 			ContextPercent: 12.4, CostUSD: 0.1234, Turns: 7, ProcessState: "running", PendingApprovals: 2,
 			Pending: []render.PendingItem{{Tool: "Bash", Summary: "echo hi > out.txt", Since: now.Add(-90 * time.Second)},
 				{Tool: "AskUserQuestion", Summary: "Which <colour>?", Since: now.Add(-10 * time.Second)}},
@@ -25,7 +25,7 @@ func TestStatusGolden(t *testing.T) {
 		{"fresh", render.StatusInfo{Model: "claude-opus-5-5", Mode: "default", ProcessState: "stopped", Workdir: "/srv/app", Now: now}},
 		{"yesterday", render.StatusInfo{SessionID: "s", ProcessState: "idle", Turns: 1, CostUSD: 2.5, ContextPercent: 0.4,
 			LastActive: now.Add(-26 * time.Hour), Now: now}},
-		{"hostile", render.StatusInfo{SessionID: hostile, Model: hostile, Mode: hostile, ProcessState: hostile,
+		{"hostile", render.StatusInfo{SessionID: hostile, Model: hostile, Effort: hostile, Mode: hostile, ProcessState: hostile,
 			Workdir: hostile + strings.Repeat("/very/long/path", 100), LastActive: now, Now: now}},
 	}
 	var b strings.Builder

@@ -15,6 +15,7 @@ var managedFlags = map[string]bool{
 	"--permission-prompt-tool": true,
 	"--permission-mode":        true,
 	"--model":                  true,
+	"--effort":                 true,
 	"--session-id":             true,
 	"--resume":                 true, "-r": true,
 	"--continue": true, "-c": true,

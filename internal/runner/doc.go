@@ -55,6 +55,51 @@
 // system/init's MCP servers and their start status ride on TurnStarted. A
 // frame or block it does not know is an Unknown event with its raw bytes.
 //
+// Effort (effort.go) is the CLI's --effort, which it sends to the API as
+// output_config.effort. What CLI 2.1.328 does, measured against the fake
+// API (realcli_effort_test.go):
+//
+//   - --effort takes low, medium, high, xhigh and max, in any case. Any
+//     other value is not an error: the CLI warns on stderr ("Unknown
+//     --effort value 'bogus' — ignoring it and using the default effort.
+//     Valid values: low, medium, high, xhigh, max."), exits 0 and uses its
+//     default, medium for the current models (opus, sonnet and haiku 5.5,
+//     1M-token windows). The runner passes only the five levels, glued
+//     (--effort=<level>), and CheckExtraArgs refuses the flag.
+//   - What reaches the API depends on the model: claude-sonnet-4-5 and
+//     claude-haiku-4-5 get no output_config at all (their thinking is
+//     budget_tokens), claude-opus-4-5 defaults to high and gets xhigh and
+//     max as high.
+//   - CLAUDE_CODE_EFFORT_LEVEL in the CLI's environment overrides --effort
+//     and every live change, silently; the config refuses it in env tables.
+//   - The live process changes effort with the control request
+//     apply_flag_settings {"settings":{"effortLevel":<level>|null}}, from its
+//     next API call; null goes back to the model's default, not to the
+//     --effort it started with. It answers success to anything, and
+//     silently ignores a level it does not know (including "High", "auto"),
+//     while a number drops output_config.effort altogether and "ultracode"
+//     switches a mode of its own. So SetEffort sends only the five levels,
+//     and reads back with get_settings ("applied":{"effort":…}, null when
+//     the model takes none) what the API will really get. The change is
+//     kept in memory only; the next process gets it as --effort.
+//
+// ContextUsage (context_usage.go) asks the CLI how full its context is
+// (get_context_usage): tokens, window, and whether and where it compacts by
+// itself. Measured with the fake API reporting a large input_tokens
+// (realcli_context_test.go): TurnCompleted.ContextPercent is the last
+// request's input and output tokens over the model's window (850,000 of
+// 1,000,000 is 85 %). With auto-compaction on, the CLI compacts before the
+// next request once the last one held 977,000 tokens of a 1M window
+// (get_context_usage calls its threshold window − 33,000 = 967,000, 96.7 %).
+// For the 200k-window models (claude-*-4-5) it reports 167,000, but a
+// reported usage up to 250,000 made it compact nothing before the next
+// request: what it counts there was not learnt. With any model, when the
+// API refuses a prompt as too long it compacts and sends it again.
+// DISABLE_AUTO_COMPACT turns both off (a too-long prompt then fails the turn:
+// terminal_reason "prompt_too_long", "Prompt is too long"); DISABLE_COMPACT
+// also turns off /compact (CompactDisabled). CLAUDE_AUTOCOMPACT_PCT_OVERRIDE
+// changed nothing here.
+//
 // AuthStatus (auth.go) asks the CLI whether it is logged in, and how
 // (`claude auth status`): an API key, a token, or a stored claude.ai login
 // with the latest moment its sign-in ends. auth.go records which shapes of

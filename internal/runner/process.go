@@ -80,12 +80,16 @@ func (s *Session) ensureProcess(ctx context.Context) error {
 }
 
 // args is the CLI's argument list. Values that did not come from the
-// config (the session id, the model) are glued to their flags: ids.go.
+// config (the session id, the model, the effort) are glued to their flags:
+// ids.go.
 func (s *Session) args(id SessionID, resume bool) []string {
 	args := []string{"-p", "--output-format", "stream-json", "--input-format", "stream-json",
 		"--verbose", "--permission-prompt-tool", "stdio", "--permission-mode", string(s.cfg.PermissionMode)}
 	if s.cfg.Model != "" {
 		args = append(args, "--model="+s.cfg.Model)
+	}
+	if s.cfg.Effort != "" {
+		args = append(args, "--effort="+string(s.cfg.Effort))
 	}
 	if s.cfg.IncludePartialMessages {
 		args = append(args, "--include-partial-messages")

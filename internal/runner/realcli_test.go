@@ -51,7 +51,13 @@ type realRig struct {
 
 func newRealSession(t *testing.T, mutate func(*Config), opts ...claudetest.Option) *realRig {
 	t.Helper()
-	env := claudetest.New(t, realScript(), opts...)
+	return newRealSessionWith(t, realScript(), mutate, opts...)
+}
+
+// newRealSessionWith is newRealSession with the fake API's script.
+func newRealSessionWith(t *testing.T, script fakeapi.Script, mutate func(*Config), opts ...claudetest.Option) *realRig {
+	t.Helper()
+	env := claudetest.New(t, script, opts...)
 	cfg := Config{
 		Binary: env.Binary, Workdir: env.Workdir, Env: env.Vars,
 		InheritEnv: []string{"PATH=" + os.Getenv("PATH")}, StopTimeout: 10 * time.Second,

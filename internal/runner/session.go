@@ -51,7 +51,10 @@ type Config struct {
 	Workdir        string
 	PermissionMode PermissionMode
 	Model          string
-	ExtraArgs      []string
+	// Effort is passed as --effort=<level> when set; "" leaves the CLI's
+	// default (effort.go).
+	Effort    Effort
+	ExtraArgs []string
 	// Env is the configured environment table; it wins over InheritEnv.
 	Env map[string]string
 	// InheritEnv is the daemon's environment (os.Environ()); only the
@@ -154,6 +157,9 @@ func NewSession(cfg Config, id SessionID, resume bool, costBaseline float64) (*S
 		return nil, fmt.Errorf("new session: %w", err) // ids.go: never an argument of the CLI's
 	}
 	if err := CheckModel(cfg.Model); err != nil {
+		return nil, fmt.Errorf("new session: %w", err)
+	}
+	if err := checkEffort(cfg.Effort); err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
 	s := &Session{

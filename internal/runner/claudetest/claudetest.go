@@ -202,6 +202,11 @@ func checkLoopbackURL(raw string) error {
 	return fmt.Errorf("%w: %q has host %q, want 127.0.0.1, ::1 or localhost", ErrNotLoopback, raw, host)
 }
 
+// compactionVars turn the CLI's compaction off. They match the DISABLE_
+// prefix but only change what the CLI does near a full context, never
+// where it connects, so tests of that may set them.
+var compactionVars = map[string]bool{"DISABLE_AUTO_COMPACT": true, "DISABLE_COMPACT": true}
+
 // managedVar reports whether an extra variable could undo the offline
 // guarantee: it is part of the offline env, or steers the API endpoint,
 // credentials, the model provider (Bedrock/Vertex/… send traffic elsewhere)
@@ -209,6 +214,8 @@ func checkLoopbackURL(raw string) error {
 func managedVar(key string) bool {
 	k := strings.ToUpper(key)
 	switch {
+	case compactionVars[k]:
+		return false
 	case k == "PATH", k == "HOME", k == "NO_PROXY", k == "CLAUDE_CODE_MAX_RETRIES",
 		strings.HasPrefix(k, "DISABLE_"),
 		strings.HasPrefix(k, "ANTHROPIC_"),

@@ -231,7 +231,7 @@ func TestManagedVar(t *testing.T) {
 	} {
 		assert.True(t, managedVar(k), k)
 	}
-	for _, k := range []string{"IS_SANDBOX", "TZ", "LANG", "CLAUDE_CODE_EXTRA"} {
+	for _, k := range []string{"IS_SANDBOX", "TZ", "LANG", "CLAUDE_CODE_EXTRA", "DISABLE_AUTO_COMPACT", "disable_compact"} {
 		assert.False(t, managedVar(k), k)
 	}
 }
