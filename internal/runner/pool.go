@@ -55,7 +55,7 @@ func (p *Pool) acquire(ctx context.Context, s *Session) (release func(), err err
 		p.mu.Unlock()
 		if victim != nil {
 			victim.log.Info().Msg("closing idle CLI process to stay within max live processes")
-			go victim.CloseProcess(context.WithoutCancel(ctx)) //nolint:errcheck // logged inside
+			go victim.evict(context.WithoutCancel(ctx))
 		}
 		select {
 		case <-wait:

@@ -56,27 +56,41 @@ const spawnSlotHold = 10 * time.Second
 func (s *Session) ensureProcess(ctx context.Context) error {
 	s.spawnMu.Lock()
 	defer s.spawnMu.Unlock()
-	s.emitMu.RLock()
-	closed := s.closed
-	s.emitMu.RUnlock()
-	if closed {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
 		return ErrClosed
 	}
-	s.mu.Lock()
 	if s.proc != nil {
 		s.mu.Unlock()
 		return nil
 	}
 	s.setStateLocked(StateStarting)
+	// The supervisor's count, taken now: Close, which may begin while the
+	// spawn waits for a slot, then waits for this process too.
+	s.workers.Add(1)
 	s.mu.Unlock()
 
-	err := s.spawn(ctx)
+	proc, err := s.spawn(ctx)
 	if err != nil {
 		s.mu.Lock()
 		s.setStateLocked(StateExited)
 		s.mu.Unlock()
+		s.workers.Done()
+		return err
 	}
-	return err
+	go s.supervise(proc) // it calls workers.Done
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		// Close began after our check and may have found no process to
+		// end: this one must not outlive it.
+		proc.requested.Store(true)
+		killGroup(proc.pid)
+		return fmt.Errorf("start CLI: %w", ErrClosed)
+	}
+	return nil
 }
 
 // args is the CLI's argument list. Values that did not come from the
@@ -111,12 +125,13 @@ func (s *Session) args(id SessionID, resume bool) []string {
 	return append(args, s.cfg.ExtraArgs...)
 }
 
-// spawn starts a process; called with spawnMu held.
-func (s *Session) spawn(ctx context.Context) error {
+// spawn starts a process and makes it the session's; called with spawnMu
+// held. The caller supervises it.
+func (s *Session) spawn(ctx context.Context) (*process, error) {
 	// Before taking a slot: a spawn that cannot work evicts nobody.
 	bin, err := s.preflight()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The spawn slot is held until the CLI has shown it is up (its first
 	// stdout line), not just until exec: start-up is ~1 CPU-second, and
@@ -126,7 +141,7 @@ func (s *Session) spawn(ctx context.Context) error {
 	if s.cfg.Pool != nil {
 		r, err := s.cfg.Pool.acquire(ctx, s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var once sync.Once
 		release = func() { once.Do(r) }
@@ -151,7 +166,7 @@ func (s *Session) spawn(ctx context.Context) error {
 		if s.cfg.Pool != nil {
 			s.cfg.Pool.processExited(s)
 		}
-		return err
+		return nil, err
 	}
 	proc.tag = l.tag
 	s.track(proc, true)
@@ -171,8 +186,7 @@ func (s *Session) spawn(ctx context.Context) error {
 	s.mu.Unlock()
 	s.log.Info().Int("pid", proc.pid).Bool("resume", resume).Msg("CLI process started")
 	s.emit(ProcessStarted{PID: proc.pid, Resumed: resume})
-	go s.supervise(proc)
-	return nil
+	return proc, nil
 }
 
 func (s *Session) start(l launch) (*process, error) {

@@ -340,7 +340,7 @@ func TestRealCLIUnknownResumeStartsFresh(t *testing.T) {
 		"00000000-0000-4000-8000-000000000000", true, 0)
 	require.NoError(t, err)
 	log := collect(s)
-	defer s.Close(context.Background())
+	closeAtEnd(t, s)
 	send(t, s, "are you there?")
 	ev, _ := log.waitFor(t, 0, "restart", func(ev Event) bool { return is[SessionRestarted](ev) })
 	assert.Equal(t, SessionID("00000000-0000-4000-8000-000000000000"), ev.(SessionRestarted).Previous)

@@ -100,7 +100,13 @@ type Session struct {
 	events chan Event
 
 	emitMu sync.RWMutex
-	closed bool
+	closed bool // the events channel is closed
+
+	// workers counts the goroutines that act on the session on their own:
+	// each process's supervisor (counted from before its spawn), and idle
+	// or eviction closes. Close waits for them, so none of them logs or
+	// spawns after Close returned. Add only under mu while !closing.
+	workers sync.WaitGroup
 
 	lastOutput atomic.Int64 // monoNow() of the latest stdout line (output.go)
 	stopNanos  atomic.Int64 // cfg.StopTimeout, which SetTimeouts may change (session_settings.go)
@@ -109,6 +115,7 @@ type Session struct {
 	writeMu sync.Mutex // one stdin line at a time
 
 	mu         sync.Mutex
+	closing    bool // Close began: no process starts and no worker is added
 	id         SessionID
 	resume     bool // a process has used id: resume it instead of --session-id
 	cont       bool // the next process continues the latest conversation (Config.Continue)
@@ -292,6 +299,10 @@ func (s *Session) recomputeStateLocked() {
 }
 
 func (s *Session) idleExpired() {
+	if !s.addWorker() {
+		return // Close began; it ends the process
+	}
+	defer s.workers.Done()
 	s.mu.Lock()
 	timeout := s.cfg.IdleTimeout
 	idle := s.state == StateIdle && timeout > 0 && time.Since(s.lastActive) >= timeout

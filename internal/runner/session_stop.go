@@ -97,7 +97,9 @@ func (s *Session) CloseProcess(ctx context.Context) error {
 	return nil
 }
 
-// waitExit waits until proc was reaped and its exit fully handled.
+// waitExit waits until proc was reaped and the session let go of it. The
+// rest of its exit handling (the log line, ProcessExited) may still run on
+// its supervisor: Close waits for that (workers).
 func (s *Session) waitExit(ctx context.Context, proc *process, d time.Duration) bool {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -131,9 +133,20 @@ func (s *Session) Kill() {
 	}
 }
 
-// Close ends the process gracefully and closes the event stream.
+// Close ends the process gracefully, waits (within ctx) until no goroutine
+// of the session runs any more (the supervisor of each process, which
+// reports its exit, and idle or eviction closes), and closes the event
+// stream. A Send that races Close fails with ErrClosed; a process it was
+// starting is ended. Without that wait a supervisor could still log and
+// emit after Close returned (in the daemon: after shutdown finished).
 func (s *Session) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true // from here on nothing is added to workers
+	s.mu.Unlock()
 	err := s.CloseProcess(ctx)
+	if werr := s.waitWorkers(ctx); err == nil {
+		err = werr
+	}
 	s.emitMu.Lock()
 	if !s.closed {
 		s.closed = true
@@ -146,4 +159,41 @@ func (s *Session) Close(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	return err
+}
+
+// addWorker counts a goroutine in s.workers, unless Close began.
+func (s *Session) addWorker() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.workers.Add(1)
+	return true
+}
+
+// waitWorkers waits until s.workers is zero, or ctx ends.
+func (s *Session) waitWorkers(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.workers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("close session: wait for its supervisor: %w", ctx.Err())
+	}
+}
+
+// evict closes the process to make room in the pool (see Pool.acquire).
+func (s *Session) evict(ctx context.Context) {
+	if !s.addWorker() {
+		return // Close began; it ends the process
+	}
+	defer s.workers.Done()
+	if err := s.CloseProcess(ctx); err != nil {
+		s.log.Warn().Err(err).Msg("close the CLI process to make room for another")
+	}
 }

@@ -118,12 +118,19 @@ func startSession(t *testing.T, cfg Config) (*Session, *eventLog) {
 	s, err := NewSession(cfg, "", false, 0)
 	require.NoError(t, err)
 	log := collect(s)
+	closeAtEnd(t, s)
+	return s, log
+}
+
+// closeAtEnd closes s when the test ends. Close returns once the session's
+// goroutines are done, so none of them logs to the finished test (its
+// zerolog.NewTestWriter); a Close that could not wait fails the test.
+func closeAtEnd(t *testing.T, s *Session) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
-		_ = s.Close(ctx)
+		assert.NoError(t, s.Close(ctx), "close the session")
 	})
-	return s, log
 }
 
 func send(t *testing.T, s *Session, text string) MessageUUID {
@@ -284,7 +291,7 @@ func TestSessionUnknownResumeStartsFresh(t *testing.T) {
 		"11111111-1111-4111-8111-111111111111", true, 0)
 	require.NoError(t, err)
 	log := collect(s)
-	defer s.Close(context.Background())
+	closeAtEnd(t, s)
 	send(t, s, "hello after loss")
 	ev, _ := log.waitFor(t, 0, "session restarted", func(ev Event) bool { return is[SessionRestarted](ev) })
 	rs := ev.(SessionRestarted)

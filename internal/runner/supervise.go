@@ -11,8 +11,10 @@ import (
 
 // supervise reads the process's stdout, reaps it, and handles its exit. A
 // panic here or in the reader ends the process (not the daemon) and is
-// reported in its ProcessExited.
+// reported in its ProcessExited. It ends the worker count ensureProcess
+// took for it, once the exit is fully handled.
 func (s *Session) supervise(proc *process) {
+	defer s.workers.Done()
 	defer func() {
 		if r := recover(); r != nil {
 			s.abandon(proc, s.recovered(proc, "supervisor", r))
