@@ -4,6 +4,7 @@ import (
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/modules/background"
 	"github.com/untether/untether/internal/bridge/modules/budget"
+	"github.com/untether/untether/internal/bridge/modules/files"
 	"github.com/untether/untether/internal/bridge/modules/mcpnotice"
 	"github.com/untether/untether/internal/bridge/modules/places"
 	"github.com/untether/untether/internal/bridge/modules/schedules"
@@ -20,7 +21,7 @@ func modules(h *chat.Host) []chat.Module {
 		budget.New(h),
 		schedules.New(h),
 		places.New(h),
-		chat.FilesModule(h),
+		files.New(h),
 		chat.PhoneModule(h),
 		mcpnotice.New(),
 		background.New(),

@@ -105,3 +105,23 @@ func upperFirst(s string) string {
 	}
 	return string(unicode.ToUpper(r)) + s[size:]
 }
+
+// FormatSize is a file size as people read it: "1.5 MB", "12.0 KB",
+// "300 bytes".
+func FormatSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// PluralWord is one or many by n, without the number.
+func PluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -278,3 +279,32 @@ func (m *Menu) Data() string { return m.data }
 
 // SetData keeps data with the menu.
 func (m *Menu) SetData(data string) { m.data = data }
+
+// SessionDir is the directory the live CLI runs in on this machine: ""
+// without one, or for a project on another host.
+func (c *Chat) SessionDir() string { return c.sessDir }
+
+// UploadDir is where the chat's files go: the live CLI's directory, else
+// its place's; "" for a project on another host.
+func (c *Chat) UploadDir(cfg *config.Config) string { return c.uploadDir(cfg) }
+
+// Approval is the chat's pending approval with this token.
+func (c *Chat) Approval(token string) (*Approval, bool) {
+	a, ok := c.approvals[token]
+	return a, ok
+}
+
+// Token is the approval's callback token.
+func (a *Approval) Token() string { return a.token }
+
+// Request is what the CLI asked.
+func (a *Approval) Request() runner.ApprovalRequested { return a.req }
+
+// Created is when the approval was asked.
+func (a *Approval) Created() time.Time { return a.created }
+
+// Message is the approval's message in the chat.
+func (a *Approval) Message() *outbox.Message { return a.msg }
+
+// Typing shows the chat that the bot is working on something.
+func (c *Chat) Typing() { c.b.out.Typing(c.ctx(), c.outKey) }

@@ -16,8 +16,8 @@ import (
 	"github.com/untether/untether/internal/runner"
 )
 
-// approval is a pending can_use_tool request shown with buttons.
-type approval struct {
+// Approval is a pending can_use_tool request shown with buttons.
+type Approval struct {
 	token    string
 	req      runner.ApprovalRequested
 	msg      *outbox.Message
@@ -33,7 +33,7 @@ func (c *Chat) requestApproval(req runner.ApprovalRequested) {
 	}
 	cfg := c.b.Config()
 	now := time.Now()
-	a := &approval{token: NewToken(), req: req, created: now, deadline: now.Add(cfg.Claude.ApprovalTimeout.Std()), sess: c.sess}
+	a := &Approval{token: NewToken(), req: req, created: now, deadline: now.Add(cfg.Claude.ApprovalTimeout.Std()), sess: c.sess}
 	var (
 		html string
 		kb   render.Keyboard
@@ -114,7 +114,7 @@ func UserName(u models.User) string {
 }
 
 // decide applies an Approve, Deny or Always press to a pending approval.
-func (c *Chat) decide(a *approval, p Press) {
+func (c *Chat) decide(a *Approval, p Press) {
 	var (
 		d       runner.Decision
 		outcome render.Decision
@@ -147,7 +147,7 @@ func (c *Chat) decide(a *approval, p Press) {
 // resolve writes the decision to the CLI and only then records and shows
 // it, so the audit log never claims a decision Claude did not get. from is
 // nil when untether decided (expiry).
-func (c *Chat) resolve(a *approval, d runner.Decision, outcome render.Decision, stDec state.Decision, from *models.User, note string) {
+func (c *Chat) resolve(a *Approval, d runner.Decision, outcome render.Decision, stDec state.Decision, from *models.User, note string) {
 	var (
 		by  string
 		uid state.UserID
@@ -186,7 +186,7 @@ func (c *Chat) resolve(a *approval, d runner.Decision, outcome render.Decision, 
 // buttons and forgets it. stDec, when set, is recorded (for outcomes no
 // user chose and no answer was written for: withdrawn); resolve records the
 // rest itself, after the CLI has the answer.
-func (c *Chat) closeApproval(a *approval, stDec state.Decision, outcome render.Decision, by *string, note string) {
+func (c *Chat) closeApproval(a *Approval, stDec state.Decision, outcome render.Decision, by *string, note string) {
 	if a == nil {
 		return
 	}
@@ -208,7 +208,7 @@ func (c *Chat) closeApproval(a *approval, stDec state.Decision, outcome render.D
 	c.updateCounts()
 }
 
-func (c *Chat) expireApproval(a *approval) {
+func (c *Chat) expireApproval(a *Approval) {
 	c.resolve(a, runner.Decision{Behavior: runner.Deny, Message: "Nobody answered this request in time, so it was denied."},
 		render.DecisionExpired, state.DecisionExpired, nil, "approval timeout")
 }

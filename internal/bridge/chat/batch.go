@@ -11,6 +11,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
 
@@ -139,7 +140,7 @@ func (c *Chat) flushBatch() {
 	log := *c.logger()
 	label := fmt.Sprintf("an album of %d", len(b.parts))
 	if b.kind == batchForward {
-		label = fmt.Sprintf("%d forwarded %s", len(b.parts), pluralWord(len(b.parts), "message", "messages"))
+		label = fmt.Sprintf("%d forwarded %s", len(b.parts), render.PluralWord(len(b.parts), "message", "messages"))
 	}
 	c.sendOutgoing(&Outgoing{msgID: replyTo, updateID: b.updates[len(b.updates)-1], label: label, from: senderOf(b.parts[0]),
 		prepare: func(ctx context.Context) (runner.UserInput, error) {
@@ -209,7 +210,7 @@ func (b *Engine) batchInput(ctx context.Context, bt *batch, atts []*attachment, 
 		return in, nil
 	}
 	n := len(bt.parts)
-	in.Text = fmt.Sprintf("(The user forwarded %d %s.)\n\n", n, pluralWord(n, "message", "messages")) + strings.Join(blocks, "\n\n")
+	in.Text = fmt.Sprintf("(The user forwarded %d %s.)\n\n", n, render.PluralWord(n, "message", "messages")) + strings.Join(blocks, "\n\n")
 	if bt.comment != nil {
 		in.Text += "\n\n── The user's comment ──\n" + bt.comment.Text
 	}
@@ -219,10 +220,10 @@ func (b *Engine) batchInput(ctx context.Context, bt *batch, atts []*attachment, 
 func albumCounts(pictures, files int) string {
 	var parts []string
 	if pictures > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", pictures, pluralWord(pictures, "picture", "pictures")))
+		parts = append(parts, fmt.Sprintf("%d %s", pictures, render.PluralWord(pictures, "picture", "pictures")))
 	}
 	if files > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", files, pluralWord(files, "file", "files")))
+		parts = append(parts, fmt.Sprintf("%d %s", files, render.PluralWord(files, "file", "files")))
 	}
 	return strings.Join(parts, " and ")
 }

@@ -55,7 +55,7 @@ type Chat struct {
 	events    <-chan runner.Event
 	book      *costBook // who pays for sess's turns (turn_costs.go)
 	turn      *turn
-	approvals map[string]*approval // by token
+	approvals map[string]*Approval // by token
 	menus     map[string]*Menu     // choice menus (/mode, /model) by token
 	byRequest map[runner.RequestID]string
 	userMsgs  map[runner.MessageUUID]int // our message uuid → Telegram message id
@@ -104,7 +104,7 @@ func newChat(b *Engine, key state.ChatKey, group bool) *Chat {
 		outKey:    outbox.ChatKey{Chat: int64(key.Chat), Thread: int(key.Thread)},
 		notify:    make(chan struct{}, 1),
 		stopCh:    make(chan context.Context, 1),
-		approvals: map[string]*approval{},
+		approvals: map[string]*Approval{},
 		byRequest: map[runner.RequestID]string{},
 		userMsgs:  map[runner.MessageUUID]int{},
 		inputs:    map[runner.MessageUUID]*Outgoing{},

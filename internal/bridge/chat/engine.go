@@ -196,8 +196,7 @@ func (b *Engine) Run(ctx context.Context) error {
 	b.loop.SetCalls(out)
 
 	b.runCtx = ctx
-	defer b.startUploadPruner(ctx)() // uploads.go
-	defer b.startStatePruner(ctx)()  // retention.go
+	defer b.startStatePruner(ctx)() // retention.go
 	if err := b.reconcile(ctx); err != nil {
 		b.log.Error().Err(err).Msg("reconcile state left by the previous run")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/untether/untether/internal/bridge/durable"
 	"github.com/untether/untether/internal/bridge/outbox"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 )
@@ -71,3 +72,7 @@ func (h *Host) BindTopic(key state.ChatKey, pl Place) error { return h.e.bindTop
 func (h *Host) SendTo(key state.ChatKey, prio outbox.Priority, content outbox.Content) *outbox.Message {
 	return h.e.out.Send(h.e.runCtx, outKey(key), prio, content, outbox.SendOptions{})
 }
+
+// OwnDirs reports refusals of untether's own directories once, whichever
+// module met them.
+func (h *Host) OwnDirs() *owndir.Reports { return h.e.ownDirs }

@@ -3,9 +3,6 @@ package chat
 // The modules that still live in this package, while they move out to
 // internal/bridge/modules one by one; bridge's modules.go lists them.
 
-// FilesModule is Claude's outbox, /get, uploads and full diffs.
-func FilesModule(h *Host) Module { return filesModule{h.e} }
-
 // PhoneModule is voice notes, edits, albums and attachments.
 func PhoneModule(h *Host) Module { return phoneModule{h.e} }
 

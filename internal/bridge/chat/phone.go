@@ -2,13 +2,12 @@ package chat
 
 import (
 	"context"
-	"path"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-telegram/bot/models"
 
 	"github.com/untether/untether/internal/bridge/outbox"
-	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/render"
 )
 
@@ -16,7 +15,6 @@ import (
 // table (approval tokens, edit tokens), except the voice retry's, which is
 // a kept voice note's id on disk and so survives a restart (voice.go).
 const (
-	btnFullDiff   ButtonKind = 'f' // 📄 Full diff of an approval; the approval's token
 	btnSendEdited ButtonKind = 'e' // ✏️ Send edited version
 	btnRetryVoice ButtonKind = 'v' // 🔁 Retry a transcription
 )
@@ -42,39 +40,6 @@ type editedMessage struct {
 
 // maxKeptEdits bounds how many edit notices keep a working button.
 const maxKeptEdits = 20
-
-// sendFullDiff sends an approval's whole change as a .diff document,
-// replying to the approval message: pressed, its id as the press gave it,
-// since the outbox may not have the answer to its send yet (seen under
-// load: the diff then went out as a reply to nothing).
-func (c *Chat) sendFullDiff(a *approval, pressed int) {
-	replyTo := a.msg.ID()
-	if pressed != 0 {
-		replyTo = outbox.MessageID(pressed)
-	}
-	name, diff, ok := render.FullDiff(a.req)
-	if !ok {
-		return
-	}
-	workdir := c.uploadDir(c.b.Config()) // projects.go
-	if workdir == "" {
-		c.reply("⚠️ The full diff is written to the project directory before it is sent, and this chat's project is on another host.", int(replyTo))
-		return
-	}
-	f, rel, err := owndir.WriteSent(workdir, name, []byte(diff), a.created) // files_out.go
-	if err != nil {
-		c.b.ownDirs.Refused(err)
-		c.logger().Warn().Err(err).Msg("write the full diff")
-		c.reply("⚠️ Could not prepare the diff: "+render.EscapeHTML(err.Error()), int(replyTo))
-		return
-	}
-	// Sent from the descriptor written: .untether/sent is writable by
-	// Claude's tools, so the name may not be this file by the time of
-	// the upload.
-	c.b.out.SendMedia(c.ctx(), c.outKey, outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
-		Dir: workdir, Path: rel, Name: name, File: f, Caption: "📄 The whole change to <code>" + render.EscapeHTML(path.Base(name[:len(name)-len(".diff")])) + "</code>"}}},
-		outbox.SendOptions{ReplyTo: replyTo, Tag: tagFile})
-}
 
 // routeEdit hands an edited message to its chat. An edit is never sent to
 // Claude by itself: the chat says so and offers to send the new version.
@@ -122,6 +87,12 @@ func (c *Chat) sendEdited(token string) {
 	c.b.forgetButton(token)
 	c.b.out.Edit(context.WithoutCancel(c.ctx()), e.notice, outbox.High, outbox.Content{Text: "✏️ You edited this message; the edited version was sent to Claude."})
 	c.onMessage(e.msg)
+}
+
+// Start prunes kept voice notes older than a day, now and then once a
+// day.
+func (m phoneModule) Start(ctx context.Context) {
+	RunDaily(ctx, func(time.Time) { m.b.pruneVoice(m.b.Config()) })
 }
 
 // Register adds the phone features.

@@ -364,9 +364,9 @@ func (c *Chat) uploadDir(cfg *config.Config) string {
 	return PlaceDir(p, pl)
 }
 
-// projectDirs are the local directories uploads may be saved in: every
+// ProjectDirs are the local directories uploads may be saved in: every
 // local project's, with its worktrees.
-func projectDirs(cfg *config.Config) []string {
+func ProjectDirs(cfg *config.Config) []string {
 	var dirs []string
 	for _, name := range cfg.ProjectNames() {
 		p, _ := cfg.Project(name)

@@ -76,7 +76,7 @@ func joinAnswers(labels []string) string {
 }
 
 // renderQuestion renders a question message at its current state.
-func (c *Chat) renderQuestion(a *approval) (string, render.Keyboard) {
+func (c *Chat) renderQuestion(a *Approval) (string, render.Keyboard) {
 	q := a.q
 	b := render.ApprovalButtons{Deny: CallbackData(btnDeny, a.token)}
 	if q.Current < len(a.req.Questions) {
@@ -94,7 +94,7 @@ func (c *Chat) renderQuestion(a *approval) (string, render.Keyboard) {
 }
 
 // onQuestionPress handles an option, tick or Done press.
-func (c *Chat) onQuestionPress(a *approval, p Press) {
+func (c *Chat) onQuestionPress(a *Approval, p Press) {
 	q := a.q
 	if q == nil || q.Current >= len(a.req.Questions) {
 		return
@@ -117,7 +117,7 @@ func (c *Chat) onQuestionPress(a *approval, p Press) {
 	}
 }
 
-func (c *Chat) questionContent(a *approval) outbox.Content {
+func (c *Chat) questionContent(a *Approval) outbox.Content {
 	html, kb := c.renderQuestion(a)
 	return outbox.Content{Text: html, Keyboard: kb}
 }
@@ -132,7 +132,7 @@ func (c *Chat) answerByReply(m *models.Message) bool {
 	if m.ReplyToMessage == nil || m.From == nil {
 		return false
 	}
-	var a *approval
+	var a *Approval
 	for _, cand := range c.approvals {
 		if cand.q != nil && cand.msg != nil && int(cand.msg.ID()) == m.ReplyToMessage.ID {
 			a = cand
@@ -206,7 +206,7 @@ func (c *Chat) onRepliedAgain(m *models.Message) {
 // answerQuestion records the current question's answer and asks the next
 // one, or, after the last, sends every answer to the CLI as the tool's
 // updatedInput.answers (question text → answer).
-func (c *Chat) answerQuestion(a *approval, answer string, from *models.User) {
+func (c *Chat) answerQuestion(a *Approval, answer string, from *models.User) {
 	q := a.q
 	q.Answers = append(q.Answers, answer)
 	q.Current++

@@ -145,7 +145,7 @@ type Registry struct {
 	headings  []func(c *Chat, tc runner.TurnCompleted) string
 	onTurnEnd []func(c *Chat, e TurnEnd)
 	onRequest []func(c *Chat, req *runner.ApprovalRequested)
-	onApprove []func(c *Chat, a *approval, b *render.ApprovalButtons)
+	onApprove []func(c *Chat, a *Approval, b *render.ApprovalButtons)
 	onStatus  []func(c *Chat, info *render.StatusInfo)
 	onFlush   []func(c *Chat)
 	onReplay  []func(entries []outbox.JournalEntry)
@@ -249,7 +249,7 @@ func (r *Registry) OnApprovalRequest(h func(c *Chat, req *runner.ApprovalRequest
 }
 
 // OnApproval adds a hook that may add buttons to a tool's approval message.
-func (r *Registry) OnApproval(h func(c *Chat, a *approval, b *render.ApprovalButtons)) {
+func (r *Registry) OnApproval(h func(c *Chat, a *Approval, b *render.ApprovalButtons)) {
 	r.onApprove = append(r.onApprove, h)
 }
 

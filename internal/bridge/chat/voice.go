@@ -124,7 +124,7 @@ func (c *Chat) onVoice(m *models.Message, quote string) {
 	job, size := voiceJobOf(m, c.key)
 	job.Quote = quote
 	if size > cfg.Voice.MaxBytes() {
-		c.reply(fmt.Sprintf("🎙 This %s is %s; this bot transcribes up to %d MB (<code>[voice] max_mb</code>).", job.Kind, humanSize(size), cfg.Voice.MaxMB), m.ID)
+		c.reply(fmt.Sprintf("🎙 This %s is %s; this bot transcribes up to %d MB (<code>[voice] max_mb</code>).", job.Kind, render.FormatSize(size), cfg.Voice.MaxMB), m.ID)
 		return
 	}
 	c.queueVoice(job)

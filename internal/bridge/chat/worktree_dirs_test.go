@@ -30,5 +30,5 @@ func TestProjectDirsFindsWorktreesWithSlashes(t *testing.T) {
 		filepath.Join(repo, WorktreesDir, "main-fix"),
 		filepath.Join(repo, WorktreesDir, "feature", "x"),
 		filepath.Join(repo, WorktreesDir, "feature", "deep", "y"),
-	}, projectDirs(cfg))
+	}, ProjectDirs(cfg))
 }

@@ -1,4 +1,4 @@
-package chat
+package files
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package chat
+package files
 
 import (
 	"archive/zip"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/pathglob"
@@ -52,10 +53,10 @@ var (
 	errZipSlow    = errors.New("zipping took too long")
 )
 
-// sendZip zips a project directory into .untether/sent and sends it; the
-// chat's zipping flag, set by the caller, is cleared once the zip is
-// written (or failed).
-func (c *Chat) sendZip(ctx context.Context, log zerolog.Logger, workdir, rel string, deny []string, replyTo int) {
+// sendZip zips a project directory into .untether/sent, off the actor, and
+// returns what sends it from the actor; the chat's zipping flag, set by
+// the caller, is cleared once the zip is written (or failed).
+func (m *Module) sendZip(ctx context.Context, c *chat.Chat, z *chatFiles, workdir, rel string, deny []string, replyTo int) (send func()) {
 	shown := "<code>" + render.EscapeHTML(rel) + "</code>"
 	name := path.Base(rel)
 	if rel == "." {
@@ -64,22 +65,25 @@ func (c *Chat) sendZip(ctx context.Context, log zerolog.Logger, workdir, rel str
 	zctx, cancel := context.WithTimeout(ctx, zipTimeout)
 	f, zipRel, st, err := writeZip(zctx, workdir, rel, name+".zip", deny, time.Now())
 	cancel()
-	c.phone.zipping.Store(false)
+	z.zipping.Store(false)
 	if err != nil {
-		c.b.ownDirs.Refused(err)
-		log.Warn().Err(err).Str("dir", rel).Msg("/get zip")
-		c.b.out.Send(ctx, c.outKey, outbox.High, outbox.Content{Text: zipFailure(shown, err)}, outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo)})
-		return
+		m.dirs.Refused(err)
+		zerolog.Ctx(ctx).Warn().Err(err).Str("dir", rel).Msg("/get zip")
+		return func() {
+			c.SendMessage(outbox.High, outbox.Content{Text: zipFailure(shown, err)}, outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo)})
+		}
 	}
-	caption := fmt.Sprintf("%s as a zip · %d %s · %s", shown, st.files, pluralWord(st.files, "file", "files"), humanSize(st.bytes))
+	caption := fmt.Sprintf("%s as a zip · %d %s · %s", shown, st.files, render.PluralWord(st.files, "file", "files"), render.FormatSize(st.bytes))
 	if st.skipped > 0 {
 		caption += fmt.Sprintf(" · %d left out (denied by [files] deny, links, .untether, .worktrees)", st.skipped)
 	}
 	// Sent from the descriptor written (the outbox closes it): the name
 	// in .untether/sent may be something else by the time of the upload.
-	c.b.out.SendMedia(ctx, c.outKey, outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
-		Dir: workdir, Path: zipRel, Name: name + ".zip", Caption: caption, File: f}}},
-		outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Tag: tagFile})
+	return func() {
+		c.SendMedia(outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
+			Dir: workdir, Path: zipRel, Name: name + ".zip", Caption: caption, File: f}}},
+			outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Tag: tagFile})
+	}
 }
 
 // zipFailure is the answer to a /get whose zip failed.
@@ -88,7 +92,7 @@ func zipFailure(shown string, err error) string {
 	case errors.Is(err, owndir.ErrTooBig):
 		return "📁 " + shown + " zipped is over the 50 MB Telegram lets a bot send; ask for a smaller directory."
 	case errors.Is(err, errZipRead):
-		return "📁 " + shown + " holds more than " + humanSize(zipMaxRead) + " of files, more than /get zips; ask for a smaller directory."
+		return "📁 " + shown + " holds more than " + render.FormatSize(zipMaxRead) + " of files, more than /get zips; ask for a smaller directory."
 	case errors.Is(err, errZipEntries):
 		return "📁 " + shown + " has more than " + strconv.Itoa(zipMaxEntries) + " files and directories, more than /get zips; ask for a smaller directory."
 	case errors.Is(err, errZipSlow):
@@ -209,7 +213,7 @@ func (w *zipWalk) add(d *safefs.Dir, sub, name string) error {
 	// its own .untether), and so are the worktrees inside the directory
 	// asked for: each is a whole checkout of its own.
 	_, denied := pathglob.MatchAny(w.deny, p)
-	if name == owndir.Root || info.IsDir() && hasSegment(s, WorktreesDir) || denied {
+	if name == owndir.Root || info.IsDir() && hasSegment(s, chat.WorktreesDir) || denied {
 		w.st.skipped++
 		return nil
 	}
@@ -266,4 +270,16 @@ func (w *zipWalk) add(d *safefs.Dir, sub, name string) error {
 	}
 	w.st.files++
 	return nil
+}
+
+// HoldZips (for the bridge's full-stack tests) makes every /get zip wait, before it opens each
+// file, until the returned release is called: a zip still being made.
+func HoldZips() (release func()) {
+	gate := make(chan struct{})
+	hook := func(string) { <-gate }
+	beforeZipOpen.Store(&hook)
+	return func() {
+		beforeZipOpen.Store(nil)
+		close(gate)
+	}
 }

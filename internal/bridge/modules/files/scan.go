@@ -1,4 +1,4 @@
-package chat
+package files
 
 import (
 	"errors"
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/render"
@@ -76,7 +77,7 @@ func scanOutbox(out *safefs.Dir, perTurn int) (files []outgoingFile, more bool, 
 		case info.Size() == 0:
 			f.skip, f.short = "is empty", "empty"
 		case info.Size() > maxDocumentBytes:
-			f.skip, f.short = fmt.Sprintf("is %s, over the 50 MB Telegram lets a bot send", humanSize(info.Size())), "over 50 MB"
+			f.skip, f.short = fmt.Sprintf("is %s, over the 50 MB Telegram lets a bot send", render.FormatSize(info.Size())), "over 50 MB"
 		case sending >= perTurn:
 			f.skip, f.short = fmt.Sprintf("was not sent: at most %d files are sent a turn ([files] max_files_per_turn)", perTurn),
 				fmt.Sprintf("over the %d files sent a turn ([files] max_files_per_turn)", perTurn)
@@ -107,7 +108,7 @@ func openOutgoing(out *safefs.Dir, f outgoingFile) outgoingFile {
 	case info.Size() == 0:
 		f.skip, f.short = "is empty", "empty"
 	case info.Size() > maxDocumentBytes:
-		f.skip, f.short = fmt.Sprintf("is %s, over the 50 MB Telegram lets a bot send", humanSize(info.Size())), "over 50 MB"
+		f.skip, f.short = fmt.Sprintf("is %s, over the 50 MB Telegram lets a bot send", render.FormatSize(info.Size())), "over 50 MB"
 	default:
 		f.file, f.size = fh, info.Size()
 		if isPhoto(fh, f.size) {
@@ -158,38 +159,38 @@ func closeFiles(files []outgoingFile) {
 // to replyTo. It runs on the actor at the end of a turn: listing a
 // directory and reading a few image headers is quick, opening never blocks,
 // and the uploads themselves happen in the outbox.
-func (c *Chat) deliverOutbox(replyTo int) {
-	c.deliverOutboxIn(c.uploadDir(c.b.Config()), replyTo) // projects.go
+func (m *Module) deliverOutbox(c *chat.Chat, replyTo int) {
+	m.deliverOutboxIn(c, c.UploadDir(c.Config()), replyTo) // projects.go
 }
 
 // deliverOutboxIn is deliverOutbox for the CLI that ran in workdir (turn.go
 // uses it when the process dies mid-turn).
-func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
+func (m *Module) deliverOutboxIn(c *chat.Chat, workdir string, replyTo int) {
 	if workdir == "" {
 		return // a project on another host: its outbox is not on this machine, and Claude was not told of one
 	}
-	outboxDir := chatOutbox(c.key)
-	out, err := c.b.ownDirs.Open(workdir, outboxDir, false)
+	outboxDir := chatOutbox(c.Key())
+	out, err := m.dirs.Open(workdir, outboxDir, false)
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, owndir.ErrWorkdirGone):
 		return // nothing left there; a gone project directory is reported by the next message
 	case err != nil:
-		c.outboxRefused(err, outboxDir, replyTo)
+		m.outboxRefused(c, err, outboxDir, replyTo)
 		return
 	}
 	defer out.Close()
-	files, more, err := scanOutbox(out, c.b.Config().Files.MaxFilesPerTurn)
+	files, more, err := scanOutbox(out, c.Config().Files.MaxFilesPerTurn)
 	if err != nil {
-		c.logger().Warn().Err(err).Msg("read the outbox directory")
+		c.Log().Warn().Err(err).Msg("read the outbox directory")
 		return
 	}
 	defer closeFiles(files) // those not handed to the outbox
 	if len(files) == 0 && !more {
 		return
 	}
-	sent, err := c.b.ownDirs.Open(workdir, owndir.Sent, true)
+	sent, err := m.dirs.Open(workdir, owndir.Sent, true)
 	if err != nil {
-		c.outboxRefused(err, outboxDir, replyTo)
+		m.outboxRefused(c, err, outboxDir, replyTo)
 		return
 	}
 	defer sent.Close()
@@ -199,7 +200,7 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 	taken := map[string]bool{}
 	for i, f := range files {
 		if f.dir {
-			if !c.phone.outboxDirs[f.name] { // reported once; it stays there
+			if !m.state.Get(c).outboxDirs[f.name] { // reported once; it stays there
 				notes = append(notes, notSent{name: f.name, why: f.skip, short: f.short, at: outboxDir + "/" + f.name})
 			}
 			continue
@@ -208,7 +209,7 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 		if f.file == nil {
 			at := owndir.Sent + "/" + dest
 			if err := out.Rename(f.name, sent, dest); err != nil {
-				c.logger().Warn().Err(err).Str("file", f.name).Msg("move a file that is not sent")
+				c.Log().Warn().Err(err).Str("file", f.name).Msg("move a file that is not sent")
 				at = outboxDir + "/" + f.name
 			}
 			notes = append(notes, notSent{name: f.name, why: f.skip, short: f.short, at: at})
@@ -223,9 +224,9 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 			docs = append(docs, mf)
 		}
 	}
-	c.rememberOutboxDirs(files)
+	m.rememberOutboxDirs(c, files)
 	for _, group := range append(chunkFiles(photos), chunkFiles(docs)...) {
-		c.b.out.SendMedia(c.ctx(), c.outKey, outbox.High, outbox.Media{Files: group},
+		c.SendMedia(outbox.High, outbox.Media{Files: group},
 			outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo), Tag: tagFile})
 		replyTo = 0 // the first message answers the question; the rest follow it
 		for _, mf := range group {
@@ -233,38 +234,38 @@ func (c *Chat) deliverOutboxIn(workdir string, replyTo int) {
 			// files_out.go. What is sent is the descriptor, whatever the
 			// move finds.
 			if err := out.Rename(path.Base(mf.Fallback), sent, path.Base(mf.Path)); err != nil {
-				c.logger().Warn().Err(err).Str("file", mf.Name).Msg("move a sent file to " + owndir.Sent)
+				c.Log().Warn().Err(err).Str("file", mf.Name).Msg("move a sent file to " + owndir.Sent)
 			}
 		}
 	}
-	c.logger().Info().Int("photos", len(photos)).Int("documents", len(docs)).Int("not_sent", len(notes)).Bool("more", more).Msg("sending files from the outbox")
+	c.Log().Info().Int("photos", len(photos)).Int("documents", len(docs)).Int("not_sent", len(notes)).Bool("more", more).Msg("sending files from the outbox")
 	if text := notSentMessage(workdir, outboxDir, notes, more); text != "" {
-		c.reply(text, 0)
+		c.Reply(text, 0)
 	}
 }
 
 // rememberOutboxDirs keeps the names of the directories found in the
 // outbox, so each is reported once, not at every turn's end.
-func (c *Chat) rememberOutboxDirs(files []outgoingFile) {
+func (m *Module) rememberOutboxDirs(c *chat.Chat, files []outgoingFile) {
 	dirs := map[string]bool{}
 	for _, f := range files {
 		if f.dir {
 			dirs[f.name] = true
 		}
 	}
-	c.phone.outboxDirs = dirs
+	m.state.Get(c).outboxDirs = dirs
 }
 
 // outboxRefused tells the chat, once, that its outbox (or owndir.Sent) is not
 // a real directory, so its files are not sent.
-func (c *Chat) outboxRefused(err error, outboxDir string, replyTo int) {
-	if !c.b.ownDirs.TellChat(err, c.key) {
+func (m *Module) outboxRefused(c *chat.Chat, err error, outboxDir string, replyTo int) {
+	if !m.dirs.TellChat(err, c.Key()) {
 		if _, ok := errors.AsType[*owndir.Error](err); !ok {
-			c.logger().Warn().Err(err).Msg("open the outbox")
+			c.Log().Warn().Err(err).Msg("open the outbox")
 		}
 		return
 	}
-	c.reply("⚠️ Files Claude leaves in <code>"+render.EscapeHTML(outboxDir)+"/</code> are not sent: "+
+	c.Reply("⚠️ Files Claude leaves in <code>"+render.EscapeHTML(outboxDir)+"/</code> are not sent: "+
 		render.EscapeHTML(err.Error())+". Remove it to have files sent again.", replyTo)
 }
 

@@ -1,9 +1,10 @@
-package chat
+package files
 
 import (
 	"net/url"
 	"path"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/render"
 )
@@ -17,11 +18,11 @@ const maxLinkedFiles = 5
 // [files] deny match, nothing of .untether, no links on the way, sent from
 // the descriptor checked). A link to anything else stays a line under the
 // answer (render/links.go).
-func (c *Chat) sendLinkedFiles(e TurnEnd) {
+func (m *Module) sendLinkedFiles(c *chat.Chat, e chat.TurnEnd) {
 	if e.Workdir == "" || len(e.Links) == 0 {
 		return
 	}
-	deny := c.b.Config().Files.Deny
+	deny := c.Config().Files.Deny
 	sent := 0
 	for _, l := range e.Links {
 		u, err := url.Parse(l.URI)
@@ -30,7 +31,7 @@ func (c *Chat) sendLinkedFiles(e TurnEnd) {
 		}
 		target, err := resolveGet(e.Workdir, u.Path, deny)
 		if err != nil { // outside the project, denied, in .untether, a link, gone
-			c.logger().Info().Str("uri", l.URI).Err(err).Msg("a linked file is not sent")
+			c.Log().Info().Str("uri", l.URI).Err(err).Msg("a linked file is not sent")
 			continue
 		}
 		if target.file == nil {
@@ -42,8 +43,8 @@ func (c *Chat) sendLinkedFiles(e TurnEnd) {
 			continue
 		}
 		sent++
-		shown := "🔗 <code>" + render.EscapeHTML(target.rel) + "</code> · " + humanSize(size)
-		c.b.out.SendMedia(c.ctx(), c.outKey, outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
+		shown := "🔗 <code>" + render.EscapeHTML(target.rel) + "</code> · " + render.FormatSize(size)
+		c.SendMedia(outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
 			Dir: e.Workdir, Path: target.rel, Name: path.Base(target.rel), Caption: shown, File: target.file}}},
 			outbox.SendOptions{ReplyTo: outbox.MessageID(e.ReplyTo), Tag: tagFile})
 	}

@@ -1,6 +1,7 @@
-package chat
+package files
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/pathglob"
@@ -132,22 +134,22 @@ func getError(shown string, err error) error {
 }
 
 // getCommand answers /get PATH.
-func (c *Chat) getCommand(args string, m *models.Message) {
+func (m *Module) getCommand(c *chat.Chat, args string, msg *models.Message) {
 	if strings.TrimSpace(args) == "" {
-		c.reply(getUsage, m.ID)
+		c.Reply(getUsage, msg.ID)
 		return
 	}
-	cfg := c.b.Config()
-	workdir := c.uploadDir(cfg) // projects.go
+	cfg := c.Config()
+	workdir := c.UploadDir(cfg) // projects.go
 	if workdir == "" {
-		c.reply("⚠️ /get reads files on this machine; this chat's project is on another host.", m.ID)
+		c.Reply("⚠️ /get reads files on this machine; this chat's project is on another host.", msg.ID)
 		return
 	}
 	target, err := resolveGet(workdir, args, cfg.Files.Deny)
 	var r *errGetRefused
 	if errors.As(err, &r) {
-		c.logger().Info().Str("path", args).Msg("/get refused")
-		c.reply(r.html, m.ID)
+		c.Log().Info().Str("path", args).Msg("/get refused")
+		c.Reply(r.html, msg.ID)
 		return
 	}
 	shown := "<code>" + render.EscapeHTML(target.rel) + "</code>"
@@ -156,29 +158,31 @@ func (c *Chat) getCommand(args string, m *models.Message) {
 		switch size := target.info.Size(); {
 		case size == 0:
 			target.file.Close()
-			c.reply("📄 "+shown+" is empty; Telegram does not send empty files.", m.ID)
+			c.Reply("📄 "+shown+" is empty; Telegram does not send empty files.", msg.ID)
 		case size > maxDocumentBytes:
 			target.file.Close()
-			c.reply(fmt.Sprintf("📄 %s is %s, over the 50 MB Telegram lets a bot send.", shown, humanSize(size)), m.ID)
+			c.Reply(fmt.Sprintf("📄 %s is %s, over the 50 MB Telegram lets a bot send.", shown, render.FormatSize(size)), msg.ID)
 		default:
 			// The descriptor checked is the one sent (the outbox closes it).
-			c.b.out.SendMedia(c.ctx(), c.outKey, outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
-				Dir: workdir, Path: target.rel, Name: path.Base(target.rel), Caption: shown + " · " + humanSize(size), File: target.file}}},
-				outbox.SendOptions{ReplyTo: outbox.MessageID(m.ID), Tag: tagFile})
+			c.SendMedia(outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
+				Dir: workdir, Path: target.rel, Name: path.Base(target.rel), Caption: shown + " · " + render.FormatSize(size), File: target.file}}},
+				outbox.SendOptions{ReplyTo: outbox.MessageID(msg.ID), Tag: tagFile})
 		}
 	case target.info.IsDir() && !cfg.Files.ZipDirs:
-		c.reply("📁 "+shown+" is a directory; sending directories as zip archives is off (<code>[files] zip_dirs</code>).", m.ID)
+		c.Reply("📁 "+shown+" is a directory; sending directories as zip archives is off (<code>[files] zip_dirs</code>).", msg.ID)
 	case target.info.IsDir():
-		if !c.phone.zipping.CompareAndSwap(false, true) {
-			c.reply("📁 A directory of this chat is still being zipped, and /get zips one at a time; ask for "+shown+" again once it has arrived.", m.ID)
+		z := m.state.Get(c)
+		if !z.zipping.CompareAndSwap(false, true) {
+			c.Reply("📁 A directory of this chat is still being zipped, and /get zips one at a time; ask for "+shown+" again once it has arrived.", msg.ID)
 			return
 		}
-		c.b.out.Typing(c.ctx(), c.outKey)
-		// Zipping may take a while: off the actor, with the context and
-		// logger taken here (ensureSession replaces *c.logger()).
-		go c.sendZip(c.ctx(), *c.logger(), workdir, target.rel, cfg.Files.Deny, m.ID) // get_zip.go
+		c.Typing()
+		// Zipping may take a while: off the actor; the zip is sent from it.
+		c.Offload(func(ctx context.Context) func() {
+			return m.sendZip(ctx, c, z, workdir, target.rel, cfg.Files.Deny, msg.ID)
+		}) // zip.go
 	default:
-		c.reply("📄 "+shown+" is not a regular file or directory.", m.ID)
+		c.Reply("📄 "+shown+" is not a regular file or directory.", msg.ID)
 	}
 }
 
@@ -191,13 +195,4 @@ func hasSegment(p, name string) bool {
 		}
 	}
 	return false
-}
-
-// pluralWord is one or many by n, without the number (projects.go's
-// plural includes it).
-func pluralWord(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
