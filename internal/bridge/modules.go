@@ -6,6 +6,7 @@ import (
 	"github.com/untether/untether/internal/bridge/modules/budget"
 	"github.com/untether/untether/internal/bridge/modules/files"
 	"github.com/untether/untether/internal/bridge/modules/mcpnotice"
+	"github.com/untether/untether/internal/bridge/modules/phone"
 	"github.com/untether/untether/internal/bridge/modules/places"
 	"github.com/untether/untether/internal/bridge/modules/schedules"
 	"github.com/untether/untether/internal/bridge/modules/settings"
@@ -22,7 +23,7 @@ func modules(h *chat.Host) []chat.Module {
 		schedules.New(h),
 		places.New(h),
 		files.New(h),
-		chat.PhoneModule(h),
+		phone.New(h),
 		mcpnotice.New(),
 		background.New(),
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
 	"github.com/untether/untether/internal/bridge/outbox"
@@ -308,3 +309,57 @@ func (a *Approval) Message() *outbox.Message { return a.msg }
 
 // Typing shows the chat that the bot is working on something.
 func (c *Chat) Typing() { c.b.out.Typing(c.ctx(), c.outKey) }
+
+// WithUpdate makes the message carry Telegram update id, confirmed once
+// the message reached the CLI or the user was told why not (TakeUpdate).
+func (o *Outgoing) WithUpdate(id int64) *Outgoing {
+	o.updateID = id
+	return o
+}
+
+// WithLabel names the message in notices ("an album of 3").
+func (o *Outgoing) WithLabel(label string) *Outgoing {
+	o.label = label
+	return o
+}
+
+// PrepareWith makes the hand-over build the message's input with prepare,
+// off the actor, in the order the messages came (a download, a
+// transcription). An error that is a UserText() error is shown as it is.
+func (o *Outgoing) PrepareWith(prepare func(ctx context.Context) (runner.UserInput, error)) *Outgoing {
+	o.prepare = prepare
+	return o
+}
+
+// OnFailed lets failed answer a failed hand-over itself (reporting true);
+// otherwise the user is told the error.
+func (o *Outgoing) OnFailed(failed func(err error) bool) *Outgoing {
+	o.failed = failed
+	return o
+}
+
+// TakeUpdate hands the update of the message being handled to the caller,
+// who confirms it later (FinishUpdates, or an Outgoing's WithUpdate): a
+// message kept in a collection must be replayed after a crash.
+func (c *Chat) TakeUpdate() int64 { return c.takeUpdate() }
+
+// FinishUpdates confirms updates a module took.
+func (c *Chat) FinishUpdates(ids []int64) {
+	for _, id := range ids {
+		if id != 0 {
+			c.b.finishUpdate(id)
+		}
+	}
+}
+
+// HandleMessage handles m as if it had just come (an edited message the
+// user chose to send).
+func (c *Chat) HandleMessage(m *models.Message) { c.onMessage(m) }
+
+// RegisterButton makes token a live button of this chat in the engine's
+// button table: a press on it from this chat reaches the chat's actor (a
+// Button's Press); from anywhere else it is refused.
+func (c *Chat) RegisterButton(token string) { c.b.registerButton(token, c.key) }
+
+// ForgetButton retires a token RegisterButton made live.
+func (c *Chat) ForgetButton(token string) { c.b.forgetButton(token) }

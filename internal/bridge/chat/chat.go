@@ -83,7 +83,6 @@ type Chat struct {
 	// prompt was someone else's.
 	adoptID     string
 	promptNoted bool
-	phone       phoneState // edits, albums and forwards (phone.go)
 	// curUpdate is the update of the mailbox item being handled; a handler
 	// that finishes it later (a message handed to the CLI off the actor)
 	// takes it.
@@ -361,5 +360,5 @@ func (c *Chat) onContent(m *models.Message) {
 		c.reply("Send text, a photo, a file or a voice note; this kind of message is not supported.", m.ID)
 		return
 	}
-	c.send(runner.UserInput{Text: m.Text}, m.ID, senderOf(m))
+	c.send(runner.UserInput{Text: m.Text}, m.ID, SenderOf(m))
 }

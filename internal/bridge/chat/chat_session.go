@@ -136,8 +136,8 @@ func (c *Chat) send(input runner.UserInput, msgID int, from state.UserID) {
 	c.sendOutgoing(&Outgoing{input: input, msgID: msgID, label: LabelOf(input), from: from})
 }
 
-// senderOf is the user who sent m (0 when Telegram names none).
-func senderOf(m *models.Message) state.UserID {
+// SenderOf is the user who sent m (0 when Telegram names none).
+func SenderOf(m *models.Message) state.UserID {
 	if m == nil || m.From == nil {
 		return 0
 	}

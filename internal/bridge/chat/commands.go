@@ -35,7 +35,7 @@ func (c *Chat) onCommand(cmd ingress.Command, m *models.Message) {
 		h.Run(c, Invocation{Args: cmd.Args, Msg: m})
 		return
 	}
-	c.send(runner.UserInput{Text: m.Text}, m.ID, senderOf(m))
+	c.send(runner.UserInput{Text: m.Text}, m.ID, SenderOf(m))
 }
 
 // cancelCommand is /cancel: messages waiting for a slot go first, else the

@@ -38,8 +38,12 @@ type Outgoing struct {
 	// (pending_runs.go).
 	settled func()
 	// prepare, when set, builds input in the hand-over goroutine (an
-	// attachment's download and save; attachments.go).
+	// attachment's download and save, a voice note's transcription: the
+	// phone module).
 	prepare func(context.Context) (runner.UserInput, error)
+	// failed, when set, may answer a failed hand-over itself (true); else
+	// the user is told the error (sendErrorText).
+	failed func(error) bool
 	// restart, if set, runs off the actor before the hand-over: the CLI is
 	// restarted for a new spending cap (the budget module).
 	restart func(context.Context, *runner.Session)
@@ -149,8 +153,8 @@ func (c *Chat) sendDone(sess *runner.Session, o *Outgoing, uuid runner.MessageUU
 		c.reply("⚠️ This message reached the session you just replaced. Send it again to start the new one with it.", o.msgID)
 	case errors.Is(err, context.Canceled):
 		c.reply("✖️ Not sent to Claude: cancelled while it waited.", o.msgID)
-	case errors.As(err, new(*voiceError)):
-		c.voiceFailed(err, o.msgID) // voice.go: the reason and a 🔁 Retry button
+	case o.failed != nil && o.failed(err):
+		// the module that prepared it answered (a transcription's 🔁 Retry)
 	case o.resend:
 		c.logger().Error().Err(err).Msg("re-send a queued message after the CLI stopped")
 		if text, ok := missingText(err); ok { // world.go
@@ -166,10 +170,17 @@ func (c *Chat) sendDone(sess *runner.Session, o *Outgoing, uuid runner.MessageUU
 	c.endTurnIfEmpty()
 }
 
+// userTexter is an error whose text is for the user as it is (HTML), such
+// as a file that could not be passed to Claude.
+type userTexter interface {
+	error
+	UserText() string
+}
+
 // sendErrorText explains a failed hand-over.
 func (c *Chat) sendErrorText(err error) string {
-	if ue := (*uploadError)(nil); errors.As(err, &ue) {
-		return ue.userText()
+	if ue := userTexter(nil); errors.As(err, &ue) {
+		return ue.UserText()
 	}
 	if errors.Is(err, runner.ErrWorkdirMissing) {
 		return c.startErrorText(err) // projects.go: names the project and branch
@@ -265,4 +276,19 @@ func (c *Chat) deferSends() {
 	}
 	c.clearSlotNotice()
 	c.sends.inFlight.cancel()
+}
+
+// ready runs an outgoing message's prepare step, if any, in the hand-over
+// goroutine; afterwards o.input is what goes to the CLI (and what a
+// re-send after a crash sends again).
+func (o *Outgoing) ready(ctx context.Context) error {
+	if o.prepare == nil {
+		return nil
+	}
+	in, err := o.prepare(ctx)
+	if err != nil {
+		return err
+	}
+	o.input, o.prepare = in, nil
+	return nil
 }

@@ -186,3 +186,48 @@ func callbackChat(cq *models.CallbackQuery) int64 {
 	}
 	return 0
 }
+
+// albumMemory remembers the albums whose first part addressed the bot in a
+// group where only messages addressed to it count (group_trigger =
+// "mention"): the caption, and so the mention, is on the first part only,
+// and the other parts belong to it.
+type albumMemory struct {
+	mu   sync.Mutex
+	seen map[albumKey]time.Time
+}
+
+type albumKey struct {
+	chat  int64
+	group string
+}
+
+// albumMemoryFor is how long an album's parts keep coming.
+const albumMemoryFor = time.Minute
+
+// addressedOrAlbum reports whether a group message is addressed to the bot,
+// or is a later part of an album whose first part was.
+func (b *Engine) addressedOrAlbum(m *models.Message) bool {
+	addressed := addressedToUs(m, b.botUsername)
+	if m.MediaGroupID == "" {
+		return addressed
+	}
+	k := albumKey{m.Chat.ID, m.MediaGroupID}
+	mem := &b.albums
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	now := time.Now()
+	for key, at := range mem.seen {
+		if now.Sub(at) > albumMemoryFor {
+			delete(mem.seen, key)
+		}
+	}
+	if addressed {
+		if mem.seen == nil {
+			mem.seen = map[albumKey]time.Time{}
+		}
+		mem.seen[k] = now
+		return true
+	}
+	_, ok := mem.seen[k]
+	return ok
+}

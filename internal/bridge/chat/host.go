@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/go-telegram/bot"
@@ -68,11 +69,27 @@ func (h *Host) CreateForumTopic(ctx context.Context, chat int64, name string) (i
 // writes there, so its first message starts in them.
 func (h *Host) BindTopic(key state.ChatKey, pl Place) error { return h.e.bindTopic(key, pl) }
 
-// SendTo sends content to a chat that may have no actor (a new topic).
-func (h *Host) SendTo(key state.ChatKey, prio outbox.Priority, content outbox.Content) *outbox.Message {
-	return h.e.out.Send(h.e.runCtx, outKey(key), prio, content, outbox.SendOptions{})
+// SendTo sends content to a chat from any goroutine: one that may have no
+// actor (a new topic), or from offloaded work whose notice must go before
+// what the chat sends next (a transcript before the answer).
+func (h *Host) SendTo(ctx context.Context, key state.ChatKey, prio outbox.Priority, content outbox.Content, opts outbox.SendOptions) *outbox.Message {
+	return h.e.out.Send(ctx, outKey(key), prio, content, opts)
+}
+
+// BotUsername is the bot's Telegram username, without the @.
+func (h *Host) BotUsername() string { return h.e.botUsername }
+
+// Download opens a file a user sent, by its Telegram file id. The limit is
+// checked against the size Telegram reports; the caller still bounds what
+// it reads. An error never names the bot token.
+func (h *Host) Download(ctx context.Context, fileID string, limitMB int) (io.ReadCloser, error) {
+	return h.e.download(ctx, fileID, limitMB)
 }
 
 // OwnDirs reports refusals of untether's own directories once, whichever
 // module met them.
 func (h *Host) OwnDirs() *owndir.Reports { return h.e.ownDirs }
+
+// Redact removes the bot token from an error's text (go-telegram/bot puts
+// it in request URLs, which url.Error prints).
+func (h *Host) Redact(err error) error { return redactErr(err, h.e.Config()) }

@@ -193,3 +193,17 @@ func (b *Engine) replayDeferred(ctx context.Context) {
 		b.log.Info().Int("messages", len(deferred)).Msg("handling messages the previous run received but did not handle")
 	}
 }
+
+// routeEdit hands an edited message to its chat. An edit is never sent to
+// Claude by itself: the chat says so and offers to send the new version.
+func (b *Engine) routeEdit(updateID int64, m *models.Message) bool {
+	if m.ID == 0 || m.Chat.ID == 0 || b.reg.onEdit == nil || !b.admit(m) {
+		return false
+	}
+	c := b.chat(chatKeyOf(m), m.Chat.Type != models.ChatTypePrivate)
+	if c == nil {
+		return false // draining: an edit notice is not worth keeping
+	}
+	c.post(item{updateID: updateID, fn: func() { b.reg.onEdit(c, m) }})
+	return true
+}

@@ -15,6 +15,11 @@ import (
 // ErrTooBig marks an attachment over [files] max_upload_mb.
 var ErrTooBig = errors.New("the file is too big")
 
+// TooBig is ErrTooBig for a file over limitMB ([files] max_upload_mb).
+func TooBig(limitMB int) error {
+	return fmt.Errorf("%w: this bot accepts files up to %d MB ([files] max_upload_mb)", ErrTooBig, limitMB)
+}
+
 // SentName picks a new name in sent for a file called name: stamped, and
 // never one that exists or that taken (names picked for files not moved
 // there yet) holds; the name is added to taken. The move itself never

@@ -83,9 +83,9 @@ func (m *Module) makeTopic(ctx context.Context, forum int64, p config.ProjectSet
 			render.EscapeHTML(p.Name) + "</code> in it."
 	}
 	where := chat.WhereText(p, pl)
-	m.host.SendTo(key, outbox.High,
+	m.host.SendTo(ctx, key, outbox.High,
 		outbox.Content{Text: "📁 This topic works in <b>" + render.EscapeHTML(pl.String()) + "</b>\n<code>" + render.EscapeHTML(where) +
-			"</code>\nWrite here to start its session."})
+			"</code>\nWrite here to start its session."}, outbox.SendOptions{})
 	return "🧵 Made the topic <b>" + render.EscapeHTML(name) + "</b> for <code>" + render.EscapeHTML(where) + "</code>."
 }
 

@@ -1,16 +1,17 @@
-package chat
+package phone
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/chat"
+	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
@@ -64,61 +65,61 @@ func batchKindOf(m *models.Message) (batchKind, string) {
 // collect takes m into the batch being collected, starting one if m is an
 // album part or a forward, and reports whether it did. Another message
 // first sends what was collected.
-func (c *Chat) collect(m *models.Message) bool {
+func (ph *Module) collect(c *chat.Chat, m *models.Message) bool {
 	kind, group := batchKindOf(m)
-	b := c.phone.batch
+	b := ph.state.Get(c).batch
 	if b != nil && kind == 0 && b.kind == batchForward && b.comment == nil && m.Text != "" && m.ForwardOrigin == nil {
 		b.comment = m
-		b.updates = append(b.updates, c.takeUpdate())
-		c.flushBatch()
+		b.updates = append(b.updates, c.TakeUpdate())
+		ph.flushBatch(c)
 		return true
 	}
 	if b != nil && (kind != b.kind || group != b.group || len(b.parts) >= maxBatchParts) {
-		c.flushBatch()
+		ph.flushBatch(c)
 		b = nil
 	}
 	if kind == 0 {
 		return false
 	}
-	cfg := c.b.Config()
+	cfg := c.Config()
 	wait := cfg.Telegram.AlbumWait.Std()
 	if kind == batchForward {
 		wait = cfg.Telegram.ForwardWait.Std()
 	}
 	if b == nil {
 		b = &batch{kind: kind, group: group}
-		c.phone.batch = b
+		ph.state.Get(c).batch = b
 	}
 	b.parts = append(b.parts, m)
-	b.updates = append(b.updates, c.takeUpdate())
+	b.updates = append(b.updates, c.TakeUpdate())
 	if b.timer != nil {
 		b.timer.Stop()
 	}
 	// The wait restarts with every part: there is no end marker.
 	b.timer = time.AfterFunc(wait, func() {
-		c.post(item{fn: func() {
-			if c.phone.batch == b {
-				c.flushBatch()
+		c.Post(func() {
+			if ph.state.Get(c).batch == b {
+				ph.flushBatch(c)
 			}
-		}})
+		})
 	})
 	return true
 }
 
 // flushBatch sends what was collected to Claude as one message.
-func (c *Chat) flushBatch() {
-	b := c.phone.batch
+func (ph *Module) flushBatch(c *chat.Chat) {
+	b := ph.state.Get(c).batch
 	if b == nil {
 		return
 	}
-	c.phone.batch = nil
+	ph.state.Get(c).batch = nil
 	if b.timer != nil {
 		b.timer.Stop()
 	}
 	slices.SortFunc(b.parts, func(x, y *models.Message) int { return x.ID - y.ID }) // updates may come out of order
 	replyTo := b.parts[0].ID
-	cfg := c.b.Config()
-	workdir := c.uploadDir(cfg) // projects.go: "" for a project on another host
+	cfg := c.Config()
+	workdir := c.UploadDir(cfg) // projects.go: "" for a project on another host
 	var atts []*attachment
 	for _, p := range b.parts {
 		a, ok := attachmentOf(p)
@@ -128,42 +129,34 @@ func (c *Chat) flushBatch() {
 		}
 		a.caption, a.workdir, a.limitMB = "", workdir, cfg.Files.MaxUploadMB
 		if a.size > cfg.Files.MaxUploadBytes() {
-			c.reply((&uploadError{tooBig(a.limitMB)}).userText(), p.ID)
-			c.finishBatchUpdates(b.updates)
+			c.Reply((&uploadError{owndir.TooBig(a.limitMB)}).UserText(), p.ID)
+			c.FinishUpdates(b.updates)
 			return
 		}
 		atts = append(atts, &a)
 	}
 	// Every update but the last is confirmed now; the last one goes with
 	// the message, confirmed once it is handed on like any other.
-	c.finishBatchUpdates(b.updates[:len(b.updates)-1])
-	log := *c.logger()
+	c.FinishUpdates(b.updates[:len(b.updates)-1])
+	log := *c.Log()
 	label := fmt.Sprintf("an album of %d", len(b.parts))
 	if b.kind == batchForward {
 		label = fmt.Sprintf("%d forwarded %s", len(b.parts), render.PluralWord(len(b.parts), "message", "messages"))
 	}
-	c.sendOutgoing(&Outgoing{msgID: replyTo, updateID: b.updates[len(b.updates)-1], label: label, from: senderOf(b.parts[0]),
-		prepare: func(ctx context.Context) (runner.UserInput, error) {
-			in, err := c.b.batchInput(ctx, b, atts, log)
+	c.SendOutgoing(chat.NewOutgoing(runner.UserInput{}, replyTo, chat.SenderOf(b.parts[0])).WithUpdate(b.updates[len(b.updates)-1]).WithLabel(label).
+		PrepareWith(func(ctx context.Context) (runner.UserInput, error) {
+			in, err := ph.batchInput(ctx, b, atts, log)
 			if err != nil {
 				log.Warn().Err(err).Msg("album or forwards")
 				return in, &uploadError{err}
 			}
 			return in, nil
-		}})
-}
-
-func (c *Chat) finishBatchUpdates(ids []int64) {
-	for _, id := range ids {
-		if id != 0 {
-			c.b.finishUpdate(id)
-		}
-	}
+		}))
 }
 
 // batchInput builds the prompt of a batch, downloading its files; it runs
 // off the actor.
-func (b *Engine) batchInput(ctx context.Context, bt *batch, atts []*attachment, log zerolog.Logger) (runner.UserInput, error) {
+func (ph *Module) batchInput(ctx context.Context, bt *batch, atts []*attachment, log zerolog.Logger) (runner.UserInput, error) {
 	var in runner.UserInput
 	var captions, notes, blocks []string
 	pictures, files := 0, 0
@@ -171,7 +164,7 @@ func (b *Engine) batchInput(ctx context.Context, bt *batch, atts []*attachment, 
 		text := firstNonEmptyString(p.Text, p.Caption)
 		note := ""
 		if a := atts[i]; a != nil {
-			part, err := b.attachmentInput(ctx, *a, log)
+			part, err := ph.attachmentInput(ctx, *a, log)
 			if err != nil {
 				return in, fmt.Errorf("part %d of %d: %w", i+1, len(bt.parts), err)
 			}
@@ -305,49 +298,4 @@ func chatName(what string, ch models.Chat) string {
 		name += " (@" + ch.Username + ")"
 	}
 	return name
-}
-
-// albumMemory remembers the albums whose first part addressed the bot in a
-// group where only messages addressed to it count (group_trigger =
-// "mention"): the caption, and so the mention, is on the first part only,
-// and the other parts belong to it.
-type albumMemory struct {
-	mu   sync.Mutex
-	seen map[albumKey]time.Time
-}
-
-type albumKey struct {
-	chat  int64
-	group string
-}
-
-// albumMemoryFor is how long an album's parts keep coming.
-const albumMemoryFor = time.Minute
-
-// addressedOrAlbum reports whether a group message is addressed to the bot,
-// or is a later part of an album whose first part was.
-func (b *Engine) addressedOrAlbum(m *models.Message) bool {
-	addressed := addressedToUs(m, b.botUsername)
-	if m.MediaGroupID == "" {
-		return addressed
-	}
-	k := albumKey{m.Chat.ID, m.MediaGroupID}
-	mem := &b.albums
-	mem.mu.Lock()
-	defer mem.mu.Unlock()
-	now := time.Now()
-	for key, at := range mem.seen {
-		if now.Sub(at) > albumMemoryFor {
-			delete(mem.seen, key)
-		}
-	}
-	if addressed {
-		if mem.seen == nil {
-			mem.seen = map[albumKey]time.Time{}
-		}
-		mem.seen[k] = now
-		return true
-	}
-	_, ok := mem.seen[k]
-	return ok
 }

@@ -1,4 +1,4 @@
-package chat
+package phone
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/bridge/state"
@@ -78,8 +79,8 @@ func isVoice(m *models.Message) bool {
 
 // voiceJobOf describes the audio of m; size is what Telegram announced.
 func voiceJobOf(m *models.Message, key state.ChatKey) (voiceJob, int64) {
-	j := voiceJob{ID: NewToken(), Chat: int64(key.Chat), Thread: int(key.Thread), MsgID: m.ID, Caption: m.Caption, Received: time.Now(),
-		From: int64(senderOf(m))}
+	j := voiceJob{ID: chat.NewToken(), Chat: int64(key.Chat), Thread: int(key.Thread), MsgID: m.ID, Caption: m.Caption, Received: time.Now(),
+		From: int64(chat.SenderOf(m))}
 	var size int64
 	switch {
 	case m.Voice != nil:
@@ -115,39 +116,45 @@ const voiceDisabledText = "🎙 Voice notes are not transcribed on this bot. To 
 	"(a local program such as whisper.cpp) in untether's config; until then, please type your message."
 
 // onVoice queues a voice note, audio file or video note for Claude.
-func (c *Chat) onVoice(m *models.Message, quote string) {
-	cfg := c.b.Config()
+func (ph *Module) onVoice(c *chat.Chat, m *models.Message, quote string) {
+	cfg := c.Config()
 	if !cfg.Voice.Enabled() {
-		c.reply(voiceDisabledText, m.ID)
+		c.Reply(voiceDisabledText, m.ID)
 		return
 	}
-	job, size := voiceJobOf(m, c.key)
+	job, size := voiceJobOf(m, c.Key())
 	job.Quote = quote
 	if size > cfg.Voice.MaxBytes() {
-		c.reply(fmt.Sprintf("🎙 This %s is %s; this bot transcribes up to %d MB (<code>[voice] max_mb</code>).", job.Kind, render.FormatSize(size), cfg.Voice.MaxMB), m.ID)
+		c.Reply(fmt.Sprintf("🎙 This %s is %s; this bot transcribes up to %d MB (<code>[voice] max_mb</code>).", job.Kind, render.FormatSize(size), cfg.Voice.MaxMB), m.ID)
 		return
 	}
-	c.queueVoice(job)
+	ph.queueVoice(c, job)
 }
 
-func (c *Chat) queueVoice(job voiceJob) {
-	log, octx := *c.logger(), c.ctx() // read on the actor: prepare runs off it
-	c.sendOutgoing(&Outgoing{msgID: job.MsgID, label: "a " + job.Kind, from: state.UserID(job.From), prepare: func(ctx context.Context) (runner.UserInput, error) {
-		return c.b.voiceInput(ctx, octx, job, log)
-	}})
+func (ph *Module) queueVoice(c *chat.Chat, job voiceJob) {
+	log, octx := *c.Log(), c.Ctx() // read on the actor: prepare runs off it
+	c.SendOutgoing(chat.NewOutgoing(runner.UserInput{}, job.MsgID, state.UserID(job.From)).WithLabel("a " + job.Kind).
+		PrepareWith(func(ctx context.Context) (runner.UserInput, error) { return ph.voiceInput(ctx, octx, job, log) }).
+		OnFailed(func(err error) bool {
+			if !errors.As(err, new(*voiceError)) {
+				return false
+			}
+			ph.voiceFailed(c, err, job.MsgID) // the reason and a 🔁 Retry button
+			return true
+		}))
 }
 
 // voiceInput downloads (or reads the kept copy of) a voice note and
 // transcribes it; it runs off the actor. octx carries the chat's logger
 // for the outbox.
-func (b *Engine) voiceInput(ctx, octx context.Context, job voiceJob, log zerolog.Logger) (runner.UserInput, error) {
-	cfg := b.Config()
+func (ph *Module) voiceInput(ctx, octx context.Context, job voiceJob, log zerolog.Logger) (runner.UserInput, error) {
+	cfg := ph.host.Config()
 	var data []byte
 	var err error
 	if job.Kept {
 		data, err = os.ReadFile(keptPath(cfg, job.ID))
 	} else {
-		data, err = b.downloadAll(ctx, job.FileID, cfg.Voice.MaxMB)
+		data, err = ph.downloadAll(ctx, job.FileID, cfg.Voice.MaxMB)
 	}
 	if err != nil {
 		return runner.UserInput{}, &uploadError{fmt.Errorf("download the %s: %w", job.Kind, err)}
@@ -170,7 +177,9 @@ func (b *Engine) voiceInput(ctx, octx context.Context, job voiceJob, log zerolog
 		forgetVoice(cfg, job.ID)
 	}
 	log.Info().Str("kind", job.Kind).Int("chars", len(text)).Msg("transcribed")
-	b.out.Send(octx, outKey(job.key()), outbox.High, outbox.Content{Text: "🎙 <i>" + render.EscapeHTML(text) + "</i>"},
+	// From here, before the prompt reaches the CLI: the transcript comes
+	// before the answer.
+	ph.host.SendTo(octx, job.key(), outbox.High, outbox.Content{Text: "🎙 <i>" + render.EscapeHTML(text) + "</i>"},
 		outbox.SendOptions{ReplyTo: outbox.MessageID(job.MsgID), Silent: true})
 	prompt := "(" + job.Kind + ", transcribed) " + text
 	if job.Caption != "" {
@@ -190,8 +199,8 @@ func transcriberOf(cfg *config.Config) voice.Transcriber {
 }
 
 // downloadAll downloads a file a user sent, at most limitMB.
-func (b *Engine) downloadAll(ctx context.Context, fileID string, limitMB int) ([]byte, error) {
-	body, err := b.download(ctx, fileID, limitMB)
+func (ph *Module) downloadAll(ctx context.Context, fileID string, limitMB int) ([]byte, error) {
+	body, err := ph.host.Download(ctx, fileID, limitMB)
 	if err != nil {
 		return nil, err
 	}
@@ -199,31 +208,31 @@ func (b *Engine) downloadAll(ctx context.Context, fileID string, limitMB int) ([
 	limit := int64(limitMB) << 20
 	data, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("download the file: %w", redactErr(err, b.Config()))
+		return nil, fmt.Errorf("download the file: %w", ph.host.Redact(err))
 	}
 	if int64(len(data)) > limit {
-		return nil, tooBig(limitMB)
+		return nil, owndir.TooBig(limitMB)
 	}
 	return data, nil
 }
 
 // voiceFailed tells the user a transcription failed, with a Retry button.
-func (c *Chat) voiceFailed(err error, msgID int) {
+func (ph *Module) voiceFailed(c *chat.Chat, err error, msgID int) {
 	var ve *voiceError
 	if !errors.As(err, &ve) {
 		return
 	}
 	why := render.EscapeHTML(ve.err.Error())
 	if errors.Is(ve.err, context.DeadlineExceeded) {
-		why = "it took longer than <code>[voice] timeout</code> (" + render.EscapeHTML(c.b.Config().Voice.Timeout.String()) + ")"
+		why = "it took longer than <code>[voice] timeout</code> (" + render.EscapeHTML(c.Config().Voice.Timeout.String()) + ")"
 	}
 	text := "⚠️ Could not transcribe this " + render.EscapeHTML(ve.job.Kind) + ": " + why + "."
 	var kb any
 	if ve.job.Kept {
 		text += " It is kept for 24 hours; press Retry to try again."
-		kb = render.Keyboard{Rows: [][]render.Button{{{Text: "🔁 Retry", CallbackData: CallbackData(btnRetryVoice, ve.job.ID)}}}}
+		kb = render.Keyboard{Rows: [][]render.Button{{{Text: "🔁 Retry", CallbackData: chat.CallbackData(btnRetryVoice, ve.job.ID)}}}}
 	}
-	c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: text, Keyboard: kb}, outbox.SendOptions{ReplyTo: outbox.MessageID(msgID)})
+	c.SendMessage(outbox.High, outbox.Content{Text: text, Keyboard: kb}, outbox.SendOptions{ReplyTo: outbox.MessageID(msgID)})
 }
 
 func keptPath(cfg *config.Config, id string) string {
@@ -280,30 +289,30 @@ func loadKept(cfg *config.Config, id string) (voiceJob, error) {
 }
 
 // resolveVoiceRetry finds the kept voice note a 🔁 Retry press is for.
-func (b *Engine) resolveVoiceRetry(_ context.Context, cq *models.CallbackQuery, token string) (state.ChatKey, func(*Chat), string) {
-	job, err := loadKept(b.Config(), token)
+func (ph *Module) resolveVoiceRetry(_ context.Context, cq *models.CallbackQuery, token string) (state.ChatKey, func(*chat.Chat), string) {
+	job, err := loadKept(ph.host.Config(), token)
 	if err != nil {
 		return state.ChatKey{}, nil, "This voice note is no longer kept (it was transcribed, or is older than 24 hours)."
 	}
-	return job.key(), func(c *Chat) {
-		notice := b.out.Adopt(outKey(job.key()), outbox.MessageID(cq.Message.Message.ID))
-		b.out.Edit(c.ctx(), notice, outbox.High, outbox.Content{Text: "🔁 Retrying the transcription of this " + render.EscapeHTML(job.Kind) + "…"})
-		c.queueVoice(job)
+	return job.key(), func(c *chat.Chat) {
+		notice := c.Message(cq.Message.Message.ID)
+		c.EditMessage(notice, outbox.High, outbox.Content{Text: "🔁 Retrying the transcription of this " + render.EscapeHTML(job.Kind) + "…"})
+		ph.queueVoice(c, job)
 	}, ""
 }
 
 // pruneVoice deletes kept voice notes older than voiceKeep (loadKept
 // refuses them even before).
-func (b *Engine) pruneVoice(cfg *config.Config) {
+func (ph *Module) pruneVoice(cfg *config.Config) {
 	if _, err := owndir.PruneDir(cfg.State.Dir, voiceDir, voiceKeep, time.Now()); err != nil {
-		b.log.Warn().Err(err).Msg("prune kept voice notes")
+		ph.log.Warn().Err(err).Msg("prune kept voice notes")
 	}
 }
 
 // sampleVoiceRetry keeps a voice note whose 🔁 Retry works
 // (StoredButton.Sample).
-func (b *Engine) sampleVoiceRetry(_ context.Context, key state.ChatKey) (string, error) {
-	tok := NewToken()
+func (ph *Module) sampleVoiceRetry(_ context.Context, key state.ChatKey) (string, error) {
+	tok := chat.NewToken()
 	job := voiceJob{ID: tok, Chat: int64(key.Chat), Thread: int(key.Thread), Kind: "voice note", Name: "voice.ogg", Received: time.Now()}
-	return tok, keepVoice(b.Config(), job, []byte("OggS"))
+	return tok, keepVoice(ph.host.Config(), job, []byte("OggS"))
 }

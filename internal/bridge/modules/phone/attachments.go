@@ -1,4 +1,4 @@
-package chat
+package phone
 
 import (
 	"bytes"
@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/rs/zerolog"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/owndir"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
@@ -39,12 +38,9 @@ type uploadError struct{ err error }
 func (e *uploadError) Error() string { return e.err.Error() }
 func (e *uploadError) Unwrap() error { return e.err }
 
-func (e *uploadError) userText() string {
+// UserText is what the user is told (the engine shows it as it is).
+func (e *uploadError) UserText() string {
 	return "⚠️ Could not pass this file to Claude: " + render.EscapeHTML(e.err.Error())
-}
-
-func tooBig(limitMB int) error {
-	return fmt.Errorf("%w: this bot accepts files up to %d MB ([files] max_upload_mb)", owndir.ErrTooBig, limitMB)
 }
 
 // attachment is what the actor learned about a photo or document.
@@ -75,37 +71,37 @@ func attachmentOf(m *models.Message) (attachment, bool) {
 
 // sendAttachment queues a photo or document for Claude. A file bigger than
 // the limit is refused at once, before anything is downloaded.
-func (c *Chat) sendAttachment(m *models.Message) {
+func (ph *Module) sendAttachment(c *chat.Chat, m *models.Message) {
 	a, _ := attachmentOf(m)
-	cfg := c.b.Config()
-	a.workdir, a.limitMB = c.uploadDir(cfg), cfg.Files.MaxUploadMB // projects.go
+	cfg := c.Config()
+	a.workdir, a.limitMB = c.UploadDir(cfg), cfg.Files.MaxUploadMB // projects.go
 	if a.size > cfg.Files.MaxUploadBytes() {
-		c.reply((&uploadError{tooBig(a.limitMB)}).userText(), m.ID)
+		c.Reply((&uploadError{owndir.TooBig(a.limitMB)}).UserText(), m.ID)
 		return
 	}
 	label := "a photo"
 	if !a.photo {
 		label = "the file " + a.name
 	}
-	log := *c.logger()
-	c.sendOutgoing(&Outgoing{msgID: m.ID, label: label, from: senderOf(m), prepare: func(ctx context.Context) (runner.UserInput, error) {
-		in, err := c.b.attachmentInput(ctx, a, log)
+	log := *c.Log()
+	c.SendOutgoing(chat.NewOutgoing(runner.UserInput{}, m.ID, chat.SenderOf(m)).WithLabel(label).PrepareWith(func(ctx context.Context) (runner.UserInput, error) {
+		in, err := ph.attachmentInput(ctx, a, log)
 		if err != nil {
 			log.Warn().Err(err).Msg("attachment")
 			return in, &uploadError{err}
 		}
 		return in, nil
-	}})
+	}))
 }
 
 // attachmentInput downloads an attachment and turns it into Claude input:
 // pictures small enough go inline as image blocks; anything else is saved
 // under the workdir's .untether/uploads and Claude is told its path, so it
 // can read it with its own tools. It runs off the actor.
-func (b *Engine) attachmentInput(ctx context.Context, a attachment, log zerolog.Logger) (runner.UserInput, error) {
+func (ph *Module) attachmentInput(ctx context.Context, a attachment, log zerolog.Logger) (runner.UserInput, error) {
 	in := runner.UserInput{Text: a.caption}
 	limit := int64(a.limitMB) << 20
-	body, err := b.download(ctx, a.fileID, a.limitMB)
+	body, err := ph.host.Download(ctx, a.fileID, a.limitMB)
 	if err != nil {
 		return in, err
 	}
@@ -113,7 +109,7 @@ func (b *Engine) attachmentInput(ctx context.Context, a attachment, log zerolog.
 	// Read what could be inlined; a picture that fits goes inline.
 	head, err := io.ReadAll(io.LimitReader(body, maxInlineImage+1))
 	if err != nil {
-		return in, fmt.Errorf("download the file: %w", redactErr(err, b.Config()))
+		return in, fmt.Errorf("download the file: %w", ph.host.Redact(err))
 	}
 	mt := http.DetectContentType(head)
 	if len(head) <= maxInlineImage && imageTypes[mt] {
@@ -139,7 +135,7 @@ func (b *Engine) attachmentInput(ctx context.Context, a attachment, log zerolog.
 	}
 	path, n, err := owndir.SaveUpload(a.workdir, name, io.MultiReader(bytes.NewReader(head), body), limit, a.received)
 	if errors.Is(err, owndir.ErrTooBig) {
-		return in, tooBig(a.limitMB)
+		return in, owndir.TooBig(a.limitMB)
 	}
 	if err != nil {
 		return in, err
@@ -171,65 +167,4 @@ func extensionOf(mediaType string) string {
 		return ".webp"
 	}
 	return ""
-}
-
-// download opens a file a user sent. The limit is checked against the size
-// getFile reports; the caller still bounds what it reads.
-func (b *Engine) download(ctx context.Context, fileID string, limitMB int) (io.ReadCloser, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	f, err := b.bot.GetFile(ctx, &bot.GetFileParams{FileID: fileID})
-	if err != nil {
-		cancel()
-		if strings.Contains(err.Error(), "file is too big") {
-			return nil, fmt.Errorf("%w: Telegram lets a bot download at most 20 MB", owndir.ErrTooBig)
-		}
-		return nil, fmt.Errorf("get file: %w", redactErr(err, b.Config()))
-	}
-	if f.FileSize > int64(limitMB)<<20 {
-		cancel()
-		return nil, tooBig(limitMB)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.bot.FileDownloadLink(f), nil)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("download file: %w", redactErr(err, b.Config()))
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("download file: %w", redactErr(err, b.Config()))
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		cancel()
-		return nil, fmt.Errorf("download file: HTTP %d", resp.StatusCode)
-	}
-	return cancelOnClose{resp.Body, cancel}, nil
-}
-
-// cancelOnClose ends the download's context when its body is closed.
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (c cancelOnClose) Close() error {
-	err := c.ReadCloser.Close()
-	c.cancel()
-	return err
-}
-
-// ready runs an outgoing message's prepare step, if any, in the hand-over
-// goroutine; afterwards o.input is what goes to the CLI (and what a
-// re-send after a crash sends again).
-func (o *Outgoing) ready(ctx context.Context) error {
-	if o.prepare == nil {
-		return nil
-	}
-	in, err := o.prepare(ctx)
-	if err != nil {
-		return err
-	}
-	o.input, o.prepare = in, nil
-	return nil
 }

@@ -1,9 +1,11 @@
-package chat
+package phone
 
 import (
 	"strings"
 
 	"github.com/go-telegram/bot/models"
+
+	"github.com/untether/untether/internal/bridge/chat"
 )
 
 // A Telegram reply to an earlier message brings that message into the
@@ -16,14 +18,14 @@ import (
 const replyQuoteMax = 500
 
 // replyContext is the line a reply's prompt starts with, or "".
-func (c *Chat) replyContext(m *models.Message) string {
+func (ph *Module) replyContext(c *chat.Chat, m *models.Message) string {
 	r := m.ReplyToMessage
 	if r == nil || r.ForumTopicCreated != nil {
 		return "" // in forums a plain message "replies" to the topic's creation
 	}
 	who := "an earlier message"
 	switch {
-	case r.From != nil && r.From.IsBot && r.From.Username == c.b.botUsername:
+	case r.From != nil && r.From.IsBot && r.From.Username == ph.host.BotUsername():
 		who = "your (Claude's) earlier message, as untether showed it"
 	case r.From != nil && m.From != nil && r.From.ID == m.From.ID:
 		who = "their own earlier message"
