@@ -294,6 +294,18 @@ type Telegram struct {
 	TopicDefaultProject string `toml:"topic_default_project"`
 }
 
+// UserAllowed reports whether Telegram user id may use the bot.
+func (t Telegram) UserAllowed(id int64) bool {
+	return t.AllowAnyUser || slices.Contains(t.AllowedUserIDs, id)
+}
+
+// ChatAllowed reports whether the bot serves chat id: users' private
+// chats have positive ids and are served; groups, supergroups and channels
+// have negative ones and are served when allowed_chat_ids lists them.
+func (t Telegram) ChatAllowed(id int64) bool {
+	return id > 0 || slices.Contains(t.AllowedChatIDs, id)
+}
+
 // Location is the Timezone's location, the host's when it is empty (or,
 // in a Config that did not validate, unknown).
 func (t Telegram) Location() *time.Location {

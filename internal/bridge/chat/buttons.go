@@ -90,61 +90,48 @@ type buttonRef struct {
 	key state.ChatKey
 }
 
-// pressRoute is where a press goes: the chat (or forum topic) its button
-// belongs to, and what the press does there. deliver reports whether the
-// update was handed to the chat (which then finishes it).
-type pressRoute struct {
-	key     state.ChatKey
+// PressRoute is where a press goes: the chat (or forum topic) its button
+// belongs to, and what the press does there.
+type PressRoute struct {
+	Key     state.ChatKey
 	deliver func(updateID int64) bool
+}
+
+// Deliver hands the press, of update updateID, to its chat and reports
+// whether it did (the chat then finishes the update).
+func (r PressRoute) Deliver(updateID int64) bool { return r.deliver(updateID) }
+
+// ResolvePress finds what a button press stands for, or says why the
+// button does not work (refusal, to show as an alert): its callback data
+// names a registered kind of button and a token that is live. Whether the
+// press came from the chat the button belongs to is the caller's check
+// (PressKey against Key).
+func (b *Engine) ResolvePress(ctx context.Context, cq *models.CallbackQuery) (PressRoute, string) {
+	kind, token, arg, ok := b.reg.parseCallback(cq.Data)
+	if !ok {
+		return PressRoute{}, "This button is not recognised."
+	}
+	return b.resolvePress(ctx, kind, token, arg, cq)
 }
 
 // ExpiredText answers a press whose button nothing serves; a press from
 // a chat the button does not belong to gets it too, so it learns nothing.
 const ExpiredText = "This button has expired."
 
-// routeCallback checks the press, then hands its work to the chat. Every
-// kind of button goes through the same checks, in this order: the user
-// and the chat are allowed, the token names something, and the chat (and
-// forum topic) the press came from is the one it belongs to. Telegram
-// takes the callback data from the client, which can send any, so a token
-// copied from another chat must not act there.
-func (b *Engine) routeCallback(ctx context.Context, updateID int64, cq *models.CallbackQuery) bool {
-	if !b.allowedUser(cq.From.ID) || !b.allowedChat(callbackChat(cq)) {
-		return b.refuseStrangerPress(updateID, cq)
-	}
-	kind, token, arg, ok := b.reg.parseCallback(cq.Data)
-	if !ok {
-		b.answerCallback(cq.ID, "This button is not recognised.", true)
-		return false
-	}
-	rt, refusal := b.resolvePress(ctx, kind, token, arg, cq)
-	if refusal != "" {
-		b.answerCallback(cq.ID, refusal, true)
-		return false
-	}
-	if from, ok := PressKey(cq); !ok || from != rt.key {
-		b.ignored.log(b, "foreign-press", callbackChat(cq), cq.From.ID,
-			"refusing a button press from a chat or topic the button does not belong to (a copied or forged callback)")
-		b.answerCallback(cq.ID, ExpiredText, true)
-		return false
-	}
-	return rt.deliver(updateID)
-}
-
 // resolvePress finds what a press's token stands for, or says why the
 // button no longer works. Buttons whose tokens the engine's table knows go
 // to the chat that registered them; the others are looked up by the
 // feature that made them (Registry.StoredButton).
-func (b *Engine) resolvePress(ctx context.Context, kind ButtonKind, token string, arg int, cq *models.CallbackQuery) (pressRoute, string) {
+func (b *Engine) resolvePress(ctx context.Context, kind ButtonKind, token string, arg int, cq *models.CallbackQuery) (PressRoute, string) {
 	if sb, ok := b.reg.stored[kind]; ok {
 		if sb.WaitFirst && b.draining.Load() {
-			return pressRoute{}, sb.Wait
+			return PressRoute{}, sb.Wait
 		}
 		key, run, refusal := sb.Resolve(ctx, cq, token)
 		if refusal != "" {
-			return pressRoute{}, refusal
+			return PressRoute{}, refusal
 		}
-		return pressRoute{key: key, deliver: func(updateID int64) bool {
+		return PressRoute{Key: key, deliver: func(updateID int64) bool {
 			c := b.chat(key, key.Chat < 0)
 			if c == nil {
 				b.answerCallback(cq.ID, sb.Wait, true)
@@ -163,9 +150,9 @@ func (b *Engine) resolvePress(ctx context.Context, kind ButtonKind, token string
 	c := b.chats[ref.key]
 	b.mu.Unlock()
 	if !known || c == nil {
-		return pressRoute{}, b.staleButtonText(ctx, btn, token, cq)
+		return PressRoute{}, b.staleButtonText(ctx, btn, token, cq)
 	}
-	return pressRoute{key: ref.key, deliver: func(updateID int64) bool {
+	return PressRoute{Key: ref.key, deliver: func(updateID int64) bool {
 		b.answerCallback(cq.ID, btn.Ack, false)
 		c.post(item{updateID: updateID, press: &Press{Kind: kind, Token: token, Arg: arg, From: cq.From, Message: pressedMessage(cq)}})
 		return true
@@ -177,27 +164,9 @@ func (b *Engine) resolvePress(ctx context.Context, kind ButtonKind, token string
 // does not say its topic, so a press on one is not trusted.
 func PressKey(cq *models.CallbackQuery) (state.ChatKey, bool) {
 	if m := cq.Message.Message; m != nil && m.Chat.ID != 0 {
-		return chatKeyOf(m), true
+		return ChatKeyOf(m), true
 	}
 	return state.ChatKey{}, false
-}
-
-// refuseStrangerPress drops a press from a user (or in a chat) the bot
-// does not serve, like their messages: no database write, the log
-// rate-limited per chat, and the "not allowed" answer at most once a
-// minute per user, so a stream of presses costs neither log lines nor
-// Bot API calls.
-func (b *Engine) refuseStrangerPress(updateID int64, cq *models.CallbackQuery) bool {
-	chat := callbackChat(cq)
-	if !b.allowedUser(cq.From.ID) {
-		b.ignored.log(b, "stranger-press", chat, cq.From.ID, "ignoring a button press from a user not allowed")
-	} else {
-		b.ignored.log(b, "group-press", chat, cq.From.ID, "ignoring a button press in a group not listed in telegram.allowed_chat_ids")
-	}
-	if b.ignored.due("stranger-press-answer", cq.From.ID) {
-		b.answerCallback(cq.ID, "You are not allowed to use this bot.", true)
-	}
-	return b.dropQuietly(updateID)
 }
 
 // staleButtonText answers a press whose token the engine no longer knows:
@@ -239,7 +208,7 @@ func (b *Engine) answerCallback(id, text string, alert bool) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(b.runCtx), 10*time.Second)
 		defer cancel()
 		if _, err := b.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text, ShowAlert: alert}); err != nil {
-			b.log.Warn().Err(redactErr(err, b.Config())).Msg("answer callback query")
+			b.log.Warn().Err(RedactErr(err, b.Config())).Msg("answer callback query")
 		}
 	})
 }

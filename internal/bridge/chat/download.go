@@ -22,7 +22,7 @@ func (b *Engine) download(ctx context.Context, fileID string, limitMB int) (io.R
 		if strings.Contains(err.Error(), "file is too big") {
 			return nil, fmt.Errorf("%w: Telegram lets a bot download at most 20 MB", owndir.ErrTooBig)
 		}
-		return nil, fmt.Errorf("get file: %w", redactErr(err, b.Config()))
+		return nil, fmt.Errorf("get file: %w", RedactErr(err, b.Config()))
 	}
 	if f.FileSize > int64(limitMB)<<20 {
 		cancel()
@@ -31,12 +31,12 @@ func (b *Engine) download(ctx context.Context, fileID string, limitMB int) (io.R
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.bot.FileDownloadLink(f), nil)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("download file: %w", redactErr(err, b.Config()))
+		return nil, fmt.Errorf("download file: %w", RedactErr(err, b.Config()))
 	}
 	resp, err := b.client.Do(req)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("download file: %w", redactErr(err, b.Config()))
+		return nil, fmt.Errorf("download file: %w", RedactErr(err, b.Config()))
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()

@@ -23,10 +23,6 @@ import (
 	"github.com/untether/untether/internal/runner"
 )
 
-// ErrFatalTelegram reports a Telegram condition the daemon cannot recover
-// from by itself: an invalid token, or another poller on the same token.
-var ErrFatalTelegram = errors.New("fatal Telegram error")
-
 // Options are the bridge's dependencies.
 type Options struct {
 	Config *config.Config
@@ -74,15 +70,10 @@ type Engine struct {
 	work     sync.WaitGroup // work the chats offloaded (work.go)
 	starters []Starter      // the modules with background work
 	draining atomic.Bool
-	fatal    chan error
-	loop     *ingress.Loop          // the update guard and the update loop's liveness
-	client   *http.Client           // Telegram's: the Bot API and file downloads
-	ignored  ignoreLog              // rate limit of refusal logs (groups.go)
-	conflict ingress.ConflictStreak // 409s in a row (conflict.go)
-	albums   albumMemory            // albums addressed to the bot in groups (batch.go)
-	clock    Clock                  // what schedules and budgets go by (clock.go)
-	versions cliVersions            // CLI versions seen in turns (world.go)
-	ownDirs  *owndir.Reports        // refusals of untether's own directories reported (own_dirs.go)
+	client   *http.Client    // Telegram's: the Bot API and file downloads
+	clock    Clock           // what schedules and budgets go by (clock.go)
+	versions cliVersions     // CLI versions seen in turns (world.go)
+	ownDirs  *owndir.Reports // refusals of untether's own directories reported (own_dirs.go)
 }
 
 // New prepares a bridge; Run starts it.
@@ -91,8 +82,8 @@ func New(opts Options) (*Engine, error) {
 		return nil, errors.New("new bridge: config and store are required")
 	}
 	b := &Engine{opts: opts, log: opts.Logger, born: time.Now(),
-		chats: map[state.ChatKey]*Chat{}, buttons: map[string]buttonRef{}, fatal: make(chan error, 1),
-		clock: opts.Clock, loop: ingress.NewLoop(opts.Logger, opts.Ready)}
+		chats: map[state.ChatKey]*Chat{}, buttons: map[string]buttonRef{},
+		clock: opts.Clock}
 	if b.clock == nil {
 		b.clock = systemClock{}
 	}
@@ -131,100 +122,6 @@ func (b *Engine) Reload(c *config.Config) {
 	b.reloadSessions(c) // settings.go
 }
 
-// Run polls Telegram and serves chats until ctx ends, then drains: running
-// turns get until drainCtx ends to finish, queued messages are flushed.
-func (b *Engine) Run(ctx context.Context) error {
-	cfg := b.Config()
-	b.store.Bind(ctx)
-	b.killLeftovers(ctx) // procs.go: before anything spawns
-	offset, err := b.store.LastUpdateID(ctx)
-	if err != nil {
-		return fmt.Errorf("run bridge: %w", err)
-	}
-	handled, err := b.store.HandledUpdatesAbove(ctx, offset)
-	if err != nil {
-		return fmt.Errorf("run bridge: %w", err)
-	}
-	b.offsets = ingress.NewOffsets(b.store, offset, handled)
-
-	poll := cfg.Telegram.PollTimeout.Std()
-	client := &http.Client{Timeout: poll + 15*time.Second}
-	if b.opts.HTTPClient != nil {
-		c := *b.opts.HTTPClient
-		client = &c
-	}
-	base := client.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	client.Transport = b.loop.Transport(base)
-	b.client = client
-	b.bot, err = bot.New(cfg.Telegram.BotToken.Reveal(),
-		bot.WithServerURL(cfg.Telegram.APIURL),
-		bot.WithHTTPClient(poll, client),
-		bot.WithSkipGetMe(),
-		bot.WithNotAsyncHandlers(),
-		bot.WithWorkers(1),
-		bot.WithDefaultHandler(b.onUpdate),
-		bot.WithErrorsHandler(b.pollError),
-		// Edits are asked for so that an edited message is answered (phone.go).
-		bot.WithAllowedUpdates(bot.AllowedUpdates{models.AllowedUpdateMessage, models.AllowedUpdateEditedMessage, models.AllowedUpdateCallbackQuery}),
-		bot.WithInitialOffset(offset),
-	)
-	if err != nil {
-		return fmt.Errorf("create Telegram client: %w", redactErr(err, cfg))
-	}
-	me, err := b.bot.GetMe(ctx)
-	if err != nil {
-		if errors.Is(err, bot.ErrorUnauthorized) || errors.Is(err, bot.ErrorNotFound) {
-			return fmt.Errorf("%w: the bot token was refused (getMe): %v", ErrFatalTelegram, redactErr(err, cfg))
-		}
-		return fmt.Errorf("reach Telegram (getMe): %w", redactErr(err, cfg))
-	}
-	b.botUsername = me.Username
-	b.log.Info().Str("bot", me.Username).Int64("offset", offset).Int("handled_above_offset", len(handled)).Msg("connected to Telegram")
-
-	oopts := b.opts.Outbox
-	oopts.Journal = journal{b.store}
-	lg := b.log
-	oopts.Logger = &lg
-	oopts.OnReplaced = b.messageReplaced
-	out := outbox.New(b.bot, oopts)
-	b.mu.Lock() // Shutdown may run concurrently when a stop comes during start-up
-	b.out = out
-	b.mu.Unlock()
-	b.loop.SetCalls(out)
-
-	b.runCtx = ctx
-	defer b.startStatePruner(ctx)() // retention.go
-	if err := b.reconcile(ctx); err != nil {
-		b.log.Error().Err(err).Msg("reconcile state left by the previous run")
-	}
-	b.prewarm(ctx)
-	b.replayDeferred(ctx)
-	defer b.startModules(ctx)() // the scheduler, the uploads pruner
-	if _, err := b.bot.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: b.botCommands()}); err != nil {
-		b.log.Warn().Err(redactErr(err, cfg)).Msg("register bot commands")
-	}
-
-	b.probeUpdates(ctx, offset)
-	pollCtx, stopPoll := context.WithCancel(ctx)
-	defer stopPoll()
-	polled := make(chan struct{})
-	go func() {
-		defer close(polled)
-		b.bot.Start(pollCtx)
-	}()
-	select {
-	case <-ctx.Done():
-		err = nil
-	case err = <-b.fatal:
-	}
-	stopPoll()
-	<-polled
-	return err
-}
-
 // prewarmLimit bounds how many recently active chats get their CLI started
 // at boot: start-up is CPU-bound (~1 CPU-second each), and the spawn
 // limiter queues them anyway.
@@ -241,7 +138,7 @@ func (b *Engine) prewarm(ctx context.Context) {
 		return
 	}
 	for _, rec := range recent {
-		if rec.SessionID == "" || !b.allowedChat(int64(rec.Key.Chat)) {
+		if rec.SessionID == "" || !b.Config().Telegram.ChatAllowed(int64(rec.Key.Chat)) {
 			continue
 		}
 		c := b.chat(rec.Key, rec.Key.Chat < 0)
@@ -355,9 +252,9 @@ func (b *Engine) messageReplaced(m *outbox.Message, oldID, newID outbox.MessageI
 	}
 }
 
-// redactErr removes the bot token from an error's text: go-telegram/bot
+// RedactErr removes the bot token from an error's text: go-telegram/bot
 // puts it in request URLs, which url.Error prints.
-func redactErr(err error, cfg *config.Config) error {
+func RedactErr(err error, cfg *config.Config) error {
 	if err == nil || cfg == nil {
 		return err
 	}
@@ -429,16 +326,5 @@ func (s stateChats) Refresh(key state.ChatKey) {
 	}
 }
 
-// CheckToken calls getMe with the configured token and returns the bot's
-// username (untether check --online).
-func CheckToken(ctx context.Context, cfg *config.Config) (string, error) {
-	b, err := bot.New(cfg.Telegram.BotToken.Reveal(), bot.WithServerURL(cfg.Telegram.APIURL), bot.WithSkipGetMe())
-	if err != nil {
-		return "", redactErr(err, cfg)
-	}
-	me, err := b.GetMe(ctx)
-	if err != nil {
-		return "", fmt.Errorf("getMe: %w", redactErr(err, cfg))
-	}
-	return me.Username, nil
-}
+// Options are the engine's options.
+func (b *Engine) Options() Options { return b.opts }

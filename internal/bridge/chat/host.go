@@ -49,7 +49,7 @@ func (h *Host) Chat(key state.ChatKey) *Chat { return h.e.chat(key, key.Chat < 0
 func (h *Host) ChatServed(key state.ChatKey) bool { return h.e.chatServed(key) }
 
 // UserAllowed reports whether a Telegram user may use the bot.
-func (h *Host) UserAllowed(id state.UserID) bool { return h.e.allowedUser(int64(id)) }
+func (h *Host) UserAllowed(id state.UserID) bool { return h.e.Config().Telegram.UserAllowed(int64(id)) }
 
 // InheritEnv is the daemon's environment; only its allow-listed part
 // reaches what untether runs (runner.BuildEnv).
@@ -60,7 +60,7 @@ func (h *Host) InheritEnv() []string { return h.e.opts.InheritEnv }
 func (h *Host) CreateForumTopic(ctx context.Context, chat int64, name string) (int, error) {
 	topic, err := h.e.bot.CreateForumTopic(ctx, &bot.CreateForumTopicParams{ChatID: chat, Name: name})
 	if err != nil {
-		return 0, fmt.Errorf("create forum topic: %w", redactErr(err, h.e.Config()))
+		return 0, fmt.Errorf("create forum topic: %w", RedactErr(err, h.e.Config()))
 	}
 	return topic.MessageThreadID, nil
 }
@@ -92,4 +92,4 @@ func (h *Host) OwnDirs() *owndir.Reports { return h.e.ownDirs }
 
 // Redact removes the bot token from an error's text (go-telegram/bot puts
 // it in request URLs, which url.Error prints).
-func (h *Host) Redact(err error) error { return redactErr(err, h.e.Config()) }
+func (h *Host) Redact(err error) error { return RedactErr(err, h.e.Config()) }

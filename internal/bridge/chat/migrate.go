@@ -3,8 +3,6 @@ package chat
 import (
 	"context"
 
-	"github.com/go-telegram/bot/models"
-
 	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 )
@@ -15,17 +13,6 @@ import (
 // chat's session, settings and pending state to the new id, and re-keys a
 // live chat actor in place, so the conversation goes on in the supergroup.
 // Whether the new id may be served is still the allow-list's call.
-
-// migration returns the (from, to) pair a service message announces.
-func migration(m *models.Message) (from, to state.ChatID, ok bool) {
-	switch {
-	case m.MigrateToChatID != 0:
-		return state.ChatID(m.Chat.ID), state.ChatID(m.MigrateToChatID), true
-	case m.MigrateFromChatID != 0:
-		return state.ChatID(m.MigrateFromChatID), state.ChatID(m.Chat.ID), true
-	}
-	return 0, 0, false
-}
 
 // migrateChat moves everything kept for chat from to chat to.
 func (b *Engine) migrateChat(ctx context.Context, from, to state.ChatID) {

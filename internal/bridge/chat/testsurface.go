@@ -106,10 +106,6 @@ func (b *Engine) StalledFor(key state.ChatKey, now time.Time) time.Duration {
 	return now.Sub(since)
 }
 
-// ChatsHealthy is Healthy's chat half: the update loop's half needs a live
-// poll, so a test that moves the clock minutes ahead checks this one.
-func (b *Engine) ChatsHealthy(now time.Time) error { return b.chatsHealthy(now) }
-
 // ChatState is the state of a chat's CLI session, "" if it has none.
 func (b *Engine) ChatState(key state.ChatKey) string {
 	b.mu.Lock()

@@ -1,4 +1,4 @@
-package chat
+package bridge
 
 import (
 	"slices"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
-	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 )
 
@@ -22,32 +21,16 @@ import (
 // refused is dropped without a reply and without a database write, and
 // logged at most once a minute per chat and reason.
 
-// allowedChat reports whether the bot serves a chat. Users' private chats
-// have positive ids; groups, supergroups and channels negative ones.
-func (b *Engine) allowedChat(id int64) bool {
-	return id > 0 || slices.Contains(b.Config().Telegram.AllowedChatIDs, id)
-}
-
-// chatServed reports whether untether may still talk in a chat: a
-// private chat's user must be allowed, a group must be. What the previous
-// run left to send (reconcile.go), schedules and retries (the schedules module) are held to it.
-func (b *Engine) chatServed(key state.ChatKey) bool {
-	if key.Chat > 0 {
-		return b.allowedUser(int64(key.Chat))
-	}
-	return b.allowedChat(int64(key.Chat))
-}
-
 // admit reports whether m is a message for this bot from someone allowed,
 // in a chat it serves. Refusals are logged, rate-limited.
-func (b *Engine) admit(m *models.Message) bool {
+func (b *Bridge) admit(m *models.Message) bool {
 	var from int64
 	if m.From != nil {
 		from = m.From.ID
 	}
 	private := m.Chat.Type == models.ChatTypePrivate
 	switch {
-	case m.From == nil || !b.allowedUser(from):
+	case m.From == nil || !b.Config().Telegram.UserAllowed(from):
 		if private {
 			b.ignored.log(b, "stranger", m.Chat.ID, from, "ignoring a message from a user not allowed")
 		} else {
@@ -154,13 +137,13 @@ func (l *ignoreLog) due(reason string, chat int64) bool {
 	return true
 }
 
-func (l *ignoreLog) log(b *Engine, reason string, chat, from int64, msg string) {
+func (l *ignoreLog) log(b *Bridge, reason string, chat, from int64, msg string) {
 	if l.due(reason, chat) {
 		b.log.Warn().Int64("user_id", from).Int64("chat_id", chat).Str("reason", reason).Msg(msg)
 	}
 }
 
-func (l *ignoreLog) debug(b *Engine, reason string, chat, from int64, msg string) {
+func (l *ignoreLog) debug(b *Bridge, reason string, chat, from int64, msg string) {
 	if l.due(reason, chat) {
 		b.log.Debug().Int64("user_id", from).Int64("chat_id", chat).Str("reason", reason).Msg(msg)
 	}
@@ -170,8 +153,8 @@ func (l *ignoreLog) debug(b *Engine, reason string, chat, from int64, msg string
 // no database write, so strangers (or a chatty group) cost nothing. The
 // offset is persisted with the next update handled normally. It returns
 // true so routeMessage's caller does not finish the update again.
-func (b *Engine) dropQuietly(updateID int64) bool {
-	b.offsets.Skip(updateID)
+func (b *Bridge) dropQuietly(updateID int64) bool {
+	b.e.SkipUpdate(updateID)
 	return true
 }
 
@@ -206,7 +189,7 @@ const albumMemoryFor = time.Minute
 
 // addressedOrAlbum reports whether a group message is addressed to the bot,
 // or is a later part of an album whose first part was.
-func (b *Engine) addressedOrAlbum(m *models.Message) bool {
+func (b *Bridge) addressedOrAlbum(m *models.Message) bool {
 	addressed := addressedToUs(m, b.botUsername)
 	if m.MediaGroupID == "" {
 		return addressed

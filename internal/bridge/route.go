@@ -1,4 +1,4 @@
-package chat
+package bridge
 
 // Routing of one polled update: the message, press or edit it carries goes
 // to its chat's actor, or is declined or skipped here (a stranger, a
@@ -14,8 +14,8 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/ingress"
-	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 )
 
@@ -25,8 +25,8 @@ import (
 // skipped; skipped and repaired ones are logged, and each gets a debug line.
 // note is what the update guard learned about it. The error reports a
 // routing panic.
-func (b *Engine) handleUpdate(ctx context.Context, u *models.Update, note ingress.Note) (err error) {
-	if !b.offsets.Begin(u.ID) {
+func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note ingress.Note) (err error) {
+	if !b.e.BeginUpdate(u.ID) {
 		b.log.Debug().Int64("update_id", u.ID).Msg("dropping an update already handled")
 		return nil
 	}
@@ -37,7 +37,7 @@ func (b *Engine) handleUpdate(ctx context.Context, u *models.Update, note ingres
 			err = fmt.Errorf("route update %d: panic: %v", u.ID, r)
 		}
 		if !routed {
-			b.finishUpdate(u.ID)
+			b.e.FinishUpdate(u.ID)
 		}
 	}()
 	switch {
@@ -59,7 +59,7 @@ func (b *Engine) handleUpdate(ctx context.Context, u *models.Update, note ingres
 
 // logRepaired logs an update routed without the parts the library could
 // not decode, at warn level only when an allowed user sent it.
-func (b *Engine) logRepaired(u *models.Update, note ingress.Note) {
+func (b *Bridge) logRepaired(u *models.Update, note ingress.Note) {
 	var from int64
 	switch {
 	case u.Message != nil && u.Message.From != nil:
@@ -67,53 +67,19 @@ func (b *Engine) logRepaired(u *models.Update, note ingress.Note) {
 	case u.CallbackQuery != nil:
 		from = u.CallbackQuery.From.ID
 	}
-	note.LogRepaired(b.log, u, from != 0 && b.allowedUser(from))
-}
-
-func (b *Engine) finishUpdate(id int64) {
-	ctx := context.WithoutCancel(b.runCtx)
-	if err := b.store.ForgetDeferredUpdate(ctx, id); err != nil {
-		b.log.Error().Err(err).Int64("update_id", id).Msg("forget a handled message")
-	}
-	if err := b.offsets.Finish(ctx, id); err != nil {
-		b.log.Error().Err(err).Int64("update_id", id).Msg("persist update offset")
-	}
-}
-
-func (b *Engine) allowedUser(id int64) bool {
-	cfg := b.Config()
-	if cfg.Telegram.AllowAnyUser {
-		return true
-	}
-	for _, u := range cfg.Telegram.AllowedUserIDs {
-		if u == id {
-			return true
-		}
-	}
-	return false
-}
-
-// chatKeyOf returns the actor key of a message: the chat, plus the forum
-// topic only for real topic messages (a General-topic message carries a
-// thread id that is not a topic).
-func chatKeyOf(m *models.Message) state.ChatKey {
-	k := state.ChatKey{Chat: state.ChatID(m.Chat.ID)}
-	if m.IsTopicMessage {
-		k.Thread = state.ThreadID(m.MessageThreadID)
-	}
-	return k
+	note.LogRepaired(b.log, u, from != 0 && b.Config().Telegram.UserAllowed(from))
 }
 
 // note carries the update as Telegram sent it (kept until handled) and the
 // service member the guard saw in it, if any (ingress/service.go).
-func (b *Engine) routeMessage(ctx context.Context, updateID int64, m *models.Message, note ingress.Note) bool {
+func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Message, note ingress.Note) bool {
 	if m.ID == 0 || m.Chat.ID == 0 {
 		// Telegram never sends one; a repaired or hostile update might.
 		b.log.Warn().Int64("update_id", updateID).Msg("ignoring a message without a message id or chat id")
 		return false
 	}
 	if from, to, ok := migration(m); ok {
-		b.migrateChat(ctx, from, to)
+		b.e.MigrateChat(ctx, from, to)
 		return false
 	}
 	service := note.Service()
@@ -131,7 +97,7 @@ func (b *Engine) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 	if !b.admit(m) { // groups.go
 		return b.dropQuietly(updateID)
 	}
-	key := chatKeyOf(m)
+	key := chat.ChatKeyOf(m)
 	// Kept until its chat handled it: go-telegram/bot has already
 	// confirmed it to Telegram, so after a crash this copy is the only one.
 	// What Telegram sent, not the library's model encoded again: that
@@ -142,26 +108,22 @@ func (b *Engine) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 	}
 	onDisk := false
 	if err == nil {
-		onDisk, err = b.store.DeferUpdateOnDisk(ctx, state.DeferredUpdate{UpdateID: updateID, Payload: payload})
+		onDisk, err = b.e.KeepUpdate(ctx, updateID, payload)
 	}
 	if err != nil {
 		b.log.Error().Err(err).Int64("update_id", updateID).Msg("keep a message until it is handled")
 	}
-	if b.draining.Load() {
-		if cmd, ok := ingress.ParseCommand(m.Text, m.Entities, b.botUsername); !ok || !b.reg.whileDraining(cmd.Name) {
+	if b.e.Draining() {
+		if cmd, ok := ingress.ParseCommand(m.Text, m.Entities, b.botUsername); !ok || !b.e.WhileDraining(cmd.Name) {
 			text := "⏸ untether is restarting. I will handle this message when I am back, in a moment."
 			if err != nil || !onDisk { // promised only once it is on disk: the restart loses what is in memory
 				text = "⏸ untether is restarting and could not keep this message. Please send it again in a minute."
 			}
-			b.out.Send(ctx, outKey(key), outbox.High, outbox.Content{Text: text}, outbox.SendOptions{ReplyTo: outbox.MessageID(m.ID)})
+			b.e.Notify(ctx, key, text, m.ID)
 			return true // left unhandled on purpose: the next start handles it
 		}
 	}
-	c := b.chat(key, m.Chat.Type != models.ChatTypePrivate)
-	if c == nil {
-		return true // draining, and no chat to take it: kept for the next start
-	}
-	c.post(item{updateID: updateID, msg: m})
+	b.e.DeliverMessage(key, m.Chat.Type != models.ChatTypePrivate, updateID, m) // draining, and no chat to take it: kept for the next start
 	return true
 }
 
@@ -169,8 +131,8 @@ func (b *Engine) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 // handle (a drain kept them, or a crash caught them in a chat's mailbox).
 // They go through the normal path under their own update ids, so they are
 // deduplicated and kept until handled like any other.
-func (b *Engine) replayDeferred(ctx context.Context) {
-	deferred, err := b.store.DeferredUpdates(ctx)
+func (b *Bridge) replayDeferred(ctx context.Context) {
+	deferred, err := b.e.KeptUpdates(ctx)
 	if err != nil {
 		b.log.Error().Err(err).Msg("read messages kept by the previous run")
 		return
@@ -179,12 +141,12 @@ func (b *Engine) replayDeferred(ctx context.Context) {
 		var u models.Update
 		if err := json.Unmarshal(d.Payload, &u); err != nil || u.Message == nil {
 			b.log.Error().Err(err).Int64("update_id", d.UpdateID).Msg("drop an unreadable kept message")
-			_ = b.store.ForgetDeferredUpdate(ctx, d.UpdateID)
+			_ = b.e.ForgetKeptUpdate(ctx, d.UpdateID)
 			continue
 		}
 		u.ID = d.UpdateID
 		if !b.admit(u.Message) { // e.g. its group was taken off allowed_chat_ids
-			_ = b.store.ForgetDeferredUpdate(ctx, d.UpdateID)
+			_ = b.e.ForgetKeptUpdate(ctx, d.UpdateID)
 			continue
 		}
 		_ = b.handleUpdate(ctx, &u, ingress.KeptNote(d.Payload)) // a panic is logged; the update is finished either way
@@ -196,14 +158,20 @@ func (b *Engine) replayDeferred(ctx context.Context) {
 
 // routeEdit hands an edited message to its chat. An edit is never sent to
 // Claude by itself: the chat says so and offers to send the new version.
-func (b *Engine) routeEdit(updateID int64, m *models.Message) bool {
-	if m.ID == 0 || m.Chat.ID == 0 || b.reg.onEdit == nil || !b.admit(m) {
+func (b *Bridge) routeEdit(updateID int64, m *models.Message) bool {
+	if m.ID == 0 || m.Chat.ID == 0 || !b.admit(m) {
 		return false
 	}
-	c := b.chat(chatKeyOf(m), m.Chat.Type != models.ChatTypePrivate)
-	if c == nil {
-		return false // draining: an edit notice is not worth keeping
+	return b.e.DeliverEdit(chat.ChatKeyOf(m), m.Chat.Type != models.ChatTypePrivate, updateID, m)
+}
+
+// migration returns the (from, to) pair a service message announces.
+func migration(m *models.Message) (from, to state.ChatID, ok bool) {
+	switch {
+	case m.MigrateToChatID != 0:
+		return state.ChatID(m.Chat.ID), state.ChatID(m.MigrateToChatID), true
+	case m.MigrateFromChatID != 0:
+		return state.ChatID(m.MigrateFromChatID), state.ChatID(m.Chat.ID), true
 	}
-	c.post(item{updateID: updateID, fn: func() { b.reg.onEdit(c, m) }})
-	return true
+	return 0, 0, false
 }

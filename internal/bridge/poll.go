@@ -1,4 +1,4 @@
-package chat
+package bridge
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/ingress"
 )
 
@@ -25,7 +26,7 @@ import (
 // update, which the long poll then receives again. Its outcome reaches
 // pollGuard like any poll; a failure just leaves readiness to the first
 // long poll.
-func (b *Engine) probeUpdates(ctx context.Context, offset int64) {
+func (b *Bridge) probeUpdates(ctx context.Context, offset int64) {
 	cfg := b.Config()
 	form := url.Values{"offset": {strconv.FormatInt(offset+1, 10)}, "timeout": {"0"}, "limit": {"1"}}
 	u := strings.TrimRight(cfg.Telegram.APIURL, "/") + "/bot" + cfg.Telegram.BotToken.Reveal() + "/getUpdates"
@@ -38,7 +39,7 @@ func (b *Engine) probeUpdates(ctx context.Context, offset int64) {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := b.client.Do(req)
 	if err != nil {
-		b.log.Warn().Err(redactErr(err, cfg)).Msg("first getUpdates failed; the long poll retries")
+		b.log.Warn().Err(chat.RedactErr(err, cfg)).Msg("first getUpdates failed; the long poll retries")
 		return
 	}
 	defer resp.Body.Close()
@@ -55,7 +56,7 @@ func (b *Engine) probeUpdates(ctx context.Context, offset int64) {
 
 // onUpdate is the library's handler: it handles one polled update and
 // counts it for liveness.
-func (b *Engine) onUpdate(ctx context.Context, _ *bot.Bot, u *models.Update) {
+func (b *Bridge) onUpdate(ctx context.Context, _ *bot.Bot, u *models.Update) {
 	if u == nil {
 		return
 	}
@@ -66,7 +67,7 @@ func (b *Engine) onUpdate(ctx context.Context, _ *bot.Bot, u *models.Update) {
 
 // staleAfter is how long the update loop may go without progress before
 // Healthy fails: two long polls and some slack.
-func (b *Engine) staleAfter() time.Duration {
+func (b *Bridge) staleAfter() time.Duration {
 	return 2*b.Config().Telegram.PollTimeout.Std() + 30*time.Second
 }
 
@@ -76,38 +77,24 @@ func (b *Engine) staleAfter() time.Duration {
 // retries on its own), and no chat has left an item in its mailbox for
 // long. The systemd watchdog is fed only while it holds, so a wedged
 // daemon is restarted.
-func (b *Engine) Healthy(now time.Time) error {
+func (b *Bridge) Healthy(now time.Time) error {
 	if err := b.loop.Check(now, b.staleAfter()); err != nil {
 		return err
 	}
-	return b.chatsHealthy(now)
-}
-
-// chatsHealthy reports a chat whose mailbox has not moved for two minutes:
-// its actor is wedged. A chat waiting for a live slot or a human keeps
-// handling its mailbox, so it never shows here.
-func (b *Engine) chatsHealthy(now time.Time) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for key, c := range b.chats {
-		if since := c.stalledSince(); !since.IsZero() && now.Sub(since) > 2*time.Minute {
-			return fmt.Errorf("chat %s has not handled its mailbox since %s", key, since.Format(time.RFC3339))
-		}
-	}
-	return nil
+	return b.e.ChatsHealthy(now)
 }
 
 // PollTrouble describes a problem of the update loop for STATUS=: getUpdates
 // responses that cannot be read, updates that fail to route, or a loop
 // without progress. It is "" while polling works.
-func (b *Engine) PollTrouble(now time.Time) string {
+func (b *Bridge) PollTrouble(now time.Time) string {
 	return b.loop.Trouble(now, b.staleAfter())
 }
 
 // pollError sees every getUpdates failure (the library retries by itself).
-func (b *Engine) pollError(err error) {
+func (b *Bridge) pollError(err error) {
 	cfg := b.Config()
-	err = redactErr(err, cfg)
+	err = chat.RedactErr(err, cfg)
 	switch {
 	case errors.Is(err, bot.ErrorConflict):
 		b.onConflict(err, time.Now()) // conflict.go
@@ -121,7 +108,7 @@ func (b *Engine) pollError(err error) {
 	}
 }
 
-func (b *Engine) sendFatal(err error) {
+func (b *Bridge) sendFatal(err error) {
 	select {
 	case b.fatal <- err:
 	default:

@@ -1,4 +1,4 @@
-package chat
+package bridge
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // onConflict records a 409; once the streak has outlasted the grace
 // period the daemon stops with ErrFatalTelegram.
-func (b *Engine) onConflict(err error, now time.Time) {
+func (b *Bridge) onConflict(err error, now time.Time) {
 	cfg := b.Config()
 	grace := cfg.Telegram.ConflictGrace.Std()
 	quiet := 2*cfg.Telegram.PollTimeout.Std() + 10*time.Second
