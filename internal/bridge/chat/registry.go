@@ -143,6 +143,7 @@ type Registry struct {
 	intercept []func(c *Chat, tc runner.TurnCompleted, replyTo int) bool
 	notes     []func(c *Chat, tc runner.TurnCompleted) []string
 	headings  []func(c *Chat, tc runner.TurnCompleted) string
+	onAnswer  []func(c *Chat, tc runner.TurnCompleted, a *Answer)
 	onTurnEnd []func(c *Chat, e TurnEnd)
 	onRequest []func(c *Chat, req *runner.ApprovalRequested)
 	onApprove []func(c *Chat, a *Approval, b *render.ApprovalButtons)
@@ -237,6 +238,20 @@ func (r *Registry) AnswerNotes(h func(c *Chat, tc runner.TurnCompleted) []string
 // non-empty heading wins): why a turn nobody typed came.
 func (r *Registry) AnswerHeading(h func(c *Chat, tc runner.TurnCompleted) string) {
 	r.headings = append(r.headings, h)
+}
+
+// Answer is a turn's answer as it is about to be sent: its footer and
+// notices (Meta) and the buttons under its last message (Keyboard).
+type Answer struct {
+	Meta     *render.FinalMeta
+	Keyboard render.Keyboard
+}
+
+// OnAnswer adds a hook that may fill in a turn's answer before it is sent
+// (what the footer shows, buttons under it); hooks run after the engine's
+// own fields and the heading are set, in registration order.
+func (r *Registry) OnAnswer(h func(c *Chat, tc runner.TurnCompleted, a *Answer)) {
+	r.onAnswer = append(r.onAnswer, h)
 }
 
 // OnTurnEnd adds a hook run after a turn ended, answered or not.

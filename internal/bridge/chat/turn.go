@@ -246,13 +246,21 @@ func (c *Chat) onTurnCompleted(tc runner.TurnCompleted) {
 				break
 			}
 		}
+		ans := Answer{Meta: &meta}
+		for _, h := range c.b.reg.onAnswer {
+			h(c, tc, &ans)
+		}
 		chunks := render.RenderFinal(tc, meta)
 		for i, chunk := range chunks {
 			opts := outbox.SendOptions{Tag: tagFinal}
 			if i == 0 {
 				opts.ReplyTo = outbox.MessageID(replyTo)
 			}
-			c.b.out.Send(c.ctx(), c.outKey, outbox.High, outbox.Content{Text: chunk}, opts)
+			content := outbox.Content{Text: chunk}
+			if i == len(chunks)-1 && len(ans.Keyboard.Rows) > 0 {
+				content.Keyboard = ans.Keyboard
+			}
+			c.b.out.Send(c.ctx(), c.outKey, outbox.High, content, opts)
 		}
 	}
 	if t != nil && !t.done {
