@@ -143,3 +143,13 @@ const zeroWidthJoiner = '\u200d'
 func isVariationSelector(r rune) bool {
 	return r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF
 }
+
+// Bold is s, escaped, in bold: what the bridge and its modules use instead
+// of writing tags around text that is not theirs.
+func Bold(s string) string { return "<b>" + EscapeHTML(s) + "</b>" }
+
+// Italic is s, escaped, in italics.
+func Italic(s string) string { return "<i>" + EscapeHTML(s) + "</i>" }
+
+// Code is s, escaped, as inline code (a long press copies it).
+func Code(s string) string { return "<code>" + EscapeHTML(s) + "</code>" }

@@ -216,18 +216,18 @@ func (c *Chat) refuseBusy(respond func(string)) bool {
 		return false
 	}
 	_, cur := c.placeFor(c.b.Config())
-	respond("⏳ Claude is still working in <b>" + render.EscapeHTML(cur.String()) + "</b>: let it finish or /cancel first, then switch.")
+	respond("⏳ Claude is still working in " + render.Bold(cur.String()) + ": let it finish or /cancel first, then switch.")
 	return true
 }
 
 // arrivedText says where the chat works now and what the next message does.
 func (c *Chat) arrivedText(p config.ProjectSettings, pl Place) string {
 	var b strings.Builder
-	b.WriteString("📁 This " + c.chatWord() + " works in <b>" + render.EscapeHTML(pl.String()) + "</b>")
+	b.WriteString("📁 This " + c.chatWord() + " works in " + render.Bold(pl.String()))
 	if p.Description != "" {
 		b.WriteString(" — " + render.EscapeHTML(p.Description))
 	}
-	b.WriteString("\n<code>" + render.EscapeHTML(WhereText(p, pl)) + "</code>\n")
+	b.WriteString("\n" + render.Code(WhereText(p, pl)) + "\n")
 	if sid := c.rec.SessionID; sid != "" {
 		b.WriteString("Your next message resumes its session")
 		if se, err := c.b.store.GetSession(c.ctx(), sid); err == nil && se.Turns > 0 {
@@ -279,11 +279,11 @@ func (c *Chat) startErrorText(err error) string {
 	var me *runner.MissingError
 	switch {
 	case Branch.As(err, &me) && Branch.Is(err, runner.ErrWorkdirMissing) && pl.Branch != "":
-		return "⚠️ The worktree <b>" + render.EscapeHTML(pl.Branch) + "</b> of project <b>" + render.EscapeHTML(p.Name) + "</b> is missing: <code>" +
+		return "⚠️ The worktree " + render.Bold(pl.Branch) + " of project " + render.Bold(p.Name) + " is missing: <code>" +
 			render.EscapeHTML(me.Path) + "</code>. <code>/branch " + render.EscapeHTML(pl.Branch) + "</code> creates it again, <code>/branch -</code> goes back to the main checkout."
 	case Branch.Is(err, runner.ErrWorkdirMissing) && len(cfg.ProjectNames()) > 1:
 		text, _ := missingText(err) // world.go
-		return text + "\nIt is project <b>" + render.EscapeHTML(p.Name) + "</b>'s; the other projects still work: /project switches."
+		return text + "\nIt is project " + render.Bold(p.Name) + "'s; the other projects still work: /project switches."
 	}
 	if text, ok := missingText(err); ok { // world.go
 		return text

@@ -46,7 +46,7 @@ func (c *Chat) notOpenText(p config.ProjectSettings) string {
 // notOpen says that the chat may not use p: "<b>api</b> is not open to
 // this chat (projects.api.allowed_chat_ids)".
 func (c *Chat) notOpen(p config.ProjectSettings) string {
-	return "<b>" + render.EscapeHTML(p.Name) + "</b> is not open to this " + c.chatWord() +
+	return render.Bold(p.Name) + " is not open to this " + c.chatWord() +
 		" (<code>projects." + render.EscapeHTML(p.Name) + ".allowed_chat_ids</code>)"
 }
 

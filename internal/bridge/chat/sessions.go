@@ -31,7 +31,7 @@ func SessionLine(se state.Session, now time.Time) string {
 	} else {
 		prompt = "“" + render.Truncate(prompt, SessionPromptMax) + "”"
 	}
-	line := "<b>" + render.EscapeHTML(where) + "</b> — " + render.EscapeHTML(prompt) +
+	line := render.Bold(where) + " — " + render.EscapeHTML(prompt) +
 		" · " + render.FormatElapsed(now.Sub(se.LastActive)) + " ago · " + plural(se.Turns, "turn", "turns")
 	if se.CostUSD > 0 {
 		line += " · " + render.FormatCost(se.CostUSD)
@@ -58,7 +58,7 @@ func (c *Chat) resumeSession(stored string, respond func(string)) bool {
 	cfg := c.b.Config()
 	p, ok := cfg.Project(se.Project)
 	if !ok {
-		respond("⚠️ That session ran in project <b>" + render.EscapeHTML(se.Project) + "</b>, which is no longer configured.")
+		respond("⚠️ That session ran in project " + render.Bold(se.Project) + ", which is no longer configured.")
 		return false
 	}
 	if !c.mayUse(p) { // projects_allowed.go
@@ -67,7 +67,7 @@ func (c *Chat) resumeSession(stored string, respond func(string)) bool {
 	}
 	to := Place{Project: p.Name, Branch: se.Branch}
 	if err := CheckProjectDir(p); err != nil {
-		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()))
+		respond("⚠️ The directory of project " + render.Bold(p.Name) + " cannot be used: " + render.EscapeHTML(err.Error()))
 		return false
 	}
 	if !c.switchPlace(to, respond) {

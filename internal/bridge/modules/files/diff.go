@@ -41,6 +41,6 @@ func (m *Module) sendFullDiff(c *chat.Chat, a *chat.Approval, pressed int) {
 	// Claude's tools, so the name may not be this file by the time of
 	// the upload.
 	c.SendMedia(outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
-		Dir: workdir, Path: rel, Name: name, File: f, Caption: "📄 The whole change to <code>" + render.EscapeHTML(path.Base(name[:len(name)-len(".diff")])) + "</code>"}}},
+		Dir: workdir, Path: rel, Name: name, File: f, Caption: "📄 The whole change to " + render.Code(path.Base(name[:len(name)-len(".diff")]))}}},
 		outbox.SendOptions{ReplyTo: replyTo, Tag: tagFile})
 }

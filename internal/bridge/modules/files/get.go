@@ -57,7 +57,7 @@ func resolveGet(workdir, arg string, deny []string) (getTarget, error) {
 	if len(arg) >= 2 && (arg[0] == '"' || arg[0] == '\'') && arg[len(arg)-1] == arg[0] {
 		arg = arg[1 : len(arg)-1]
 	}
-	shown := "<code>" + render.EscapeHTML(arg) + "</code>"
+	shown := render.Code(arg)
 	rel := arg
 	if filepath.IsAbs(arg) {
 		r, err := filepath.Rel(workdir, filepath.Clean(arg))
@@ -152,7 +152,7 @@ func (m *Module) getCommand(c *chat.Chat, args string, msg *models.Message) {
 		c.Reply(r.html, msg.ID)
 		return
 	}
-	shown := "<code>" + render.EscapeHTML(target.rel) + "</code>"
+	shown := render.Code(target.rel)
 	switch {
 	case target.file != nil:
 		switch size := target.info.Size(); {

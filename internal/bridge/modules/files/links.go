@@ -43,7 +43,7 @@ func (m *Module) sendLinkedFiles(c *chat.Chat, e chat.TurnEnd) {
 			continue
 		}
 		sent++
-		shown := "🔗 <code>" + render.EscapeHTML(target.rel) + "</code> · " + render.FormatSize(size)
+		shown := "🔗 " + render.Code(target.rel) + " · " + render.FormatSize(size)
 		c.SendMedia(outbox.High, outbox.Media{Files: []outbox.MediaFile{{Kind: outbox.MediaDocument,
 			Dir: e.Workdir, Path: target.rel, Name: path.Base(target.rel), Caption: shown, File: target.file}}},
 			outbox.SendOptions{ReplyTo: outbox.MessageID(e.ReplyTo), Tag: tagFile})

@@ -57,7 +57,7 @@ var (
 // returns what sends it from the actor; the chat's zipping flag, set by
 // the caller, is cleared once the zip is written (or failed).
 func (m *Module) sendZip(ctx context.Context, c *chat.Chat, z *chatFiles, workdir, rel string, deny []string, replyTo int) (send func()) {
-	shown := "<code>" + render.EscapeHTML(rel) + "</code>"
+	shown := render.Code(rel)
 	name := path.Base(rel)
 	if rel == "." {
 		name = filepath.Base(workdir)

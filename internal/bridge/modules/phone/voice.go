@@ -179,7 +179,7 @@ func (ph *Module) voiceInput(ctx, octx context.Context, job voiceJob, log zerolo
 	log.Info().Str("kind", job.Kind).Int("chars", len(text)).Msg("transcribed")
 	// From here, before the prompt reaches the CLI: the transcript comes
 	// before the answer.
-	ph.host.SendTo(octx, job.key(), outbox.High, outbox.Content{Text: "🎙 <i>" + render.EscapeHTML(text) + "</i>"},
+	ph.host.SendTo(octx, job.key(), outbox.High, outbox.Content{Text: "🎙 " + render.Italic(text)},
 		outbox.SendOptions{ReplyTo: outbox.MessageID(job.MsgID), Silent: true})
 	prompt := "(" + job.Kind + ", transcribed) " + text
 	if job.Caption != "" {

@@ -93,5 +93,5 @@ func (m *Module) continueText(c *chat.Chat, id, where, pl string) (string, bool)
 		}
 	}
 	return "↪️ Your next message continues the most recent Claude session in <code>" + render.EscapeHTML(where) +
-		"</code> (" + render.EscapeHTML(what) + "), in project <b>" + render.EscapeHTML(pl) + "</b>.", err == nil
+		"</code> (" + render.EscapeHTML(what) + "), in project " + render.Bold(pl) + ".", err == nil
 }

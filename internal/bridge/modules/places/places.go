@@ -37,7 +37,7 @@ func (m *Module) applyProject(c *chat.Chat, name string, respond func(string)) {
 	cfg := c.Config()
 	p, ok := cfg.Project(name)
 	if !ok {
-		respond("❓ There is no project <b>" + render.EscapeHTML(name) + "</b> any more. /project lists them.")
+		respond("❓ There is no project " + render.Bold(name) + " any more. /project lists them.")
 		return
 	}
 	if !c.MayUse(p) {
@@ -51,8 +51,8 @@ func (m *Module) applyProject(c *chat.Chat, name string, respond func(string)) {
 		return
 	}
 	if err := chat.CheckProjectDir(p); err != nil {
-		respond("⚠️ The directory of project <b>" + render.EscapeHTML(p.Name) + "</b> cannot be used: " + render.EscapeHTML(err.Error()) +
-			"\nThis " + c.ChatWord() + " stays in <b>" + render.EscapeHTML(cur.String()) + "</b>.")
+		respond("⚠️ The directory of project " + render.Bold(p.Name) + " cannot be used: " + render.EscapeHTML(err.Error()) +
+			"\nThis " + c.ChatWord() + " stays in " + render.Bold(cur.String()) + ".")
 		return
 	}
 	if c.SwitchPlace(to, respond) {
@@ -66,11 +66,11 @@ func projectList(cfg *config.Config, names []string) string {
 	var b strings.Builder
 	for _, name := range names {
 		p, _ := cfg.Project(name)
-		b.WriteString("• <b>" + render.EscapeHTML(name) + "</b>")
+		b.WriteString("• " + render.Bold(name))
 		if p.Description != "" {
 			b.WriteString(" — " + render.EscapeHTML(p.Description))
 		}
-		b.WriteString(" · <code>" + render.EscapeHTML(chat.WhereText(p, chat.Place{Project: name})) + "</code>\n")
+		b.WriteString(" · " + render.Code(chat.WhereText(p, chat.Place{Project: name})) + "\n")
 	}
 	return b.String()
 }

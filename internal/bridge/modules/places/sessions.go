@@ -56,10 +56,10 @@ func (m *Module) continueLatest(c *chat.Chat, replyTo int) {
 	switch {
 	case err != nil:
 		c.Log().Error().Err(err).Msg("find the latest session")
-		respond("⚠️ Could not look for the most recent Claude session in <code>" + render.EscapeHTML(dir) + "</code>: " + render.EscapeHTML(err.Error()))
+		respond("⚠️ Could not look for the most recent Claude session in " + render.Code(dir) + ": " + render.EscapeHTML(err.Error()))
 		return
 	case id == "":
-		respond("There is no Claude session in <code>" + render.EscapeHTML(dir) + "</code> to continue yet: your next message starts one.")
+		respond("There is no Claude session in " + render.Code(dir) + " to continue yet: your next message starts one.")
 		return
 	}
 	if why := m.continueRefusal(c, id); why != "" {
@@ -81,12 +81,12 @@ func (m *Module) continueLatest(c *chat.Chat, replyTo int) {
 // gets the CLI's own --continue.
 func (m *Module) continueRemote(c *chat.Chat, p config.ProjectSettings, pl chat.Place, respond func(string)) {
 	if c.Group() {
-		respond("🔒 Project <b>" + render.EscapeHTML(p.Name) + "</b> runs on " + render.EscapeHTML(p.Host) +
+		respond("🔒 Project " + render.Bold(p.Name) + " runs on " + render.EscapeHTML(p.Host) +
 			", where untether cannot see whose the most recent Claude session is, so /continue works for it only in a private chat. /sessions lists this " +
 			c.ChatWord() + "'s sessions.")
 		return
 	}
 	c.ContinueLatestNext()
 	respond("↪️ Your next message continues the most recent Claude session in <code>" + render.EscapeHTML(chat.WhereText(p, pl)) +
-		"</code>, wherever it was started (a terminal too), in project <b>" + render.EscapeHTML(pl.String()) + "</b>.")
+		"</code>, wherever it was started (a terminal too), in project " + render.Bold(pl.String()) + ".")
 }

@@ -38,7 +38,7 @@ func (m *Module) createTopic(c *chat.Chat, args string, msg *models.Message) {
 	cfg := c.Config()
 	p, ok := cfg.Project(fields[0])
 	if !ok {
-		respond("❓ There is no project <b>" + render.EscapeHTML(fields[0]) + "</b>.\n\n" + projectList(cfg, c.ProjectNames(cfg)))
+		respond("❓ There is no project " + render.Bold(fields[0]) + ".\n\n" + projectList(cfg, c.ProjectNames(cfg)))
 		return
 	}
 	if !c.MayUse(p) { // projects_allowed.go: every topic of the group is the group's
@@ -48,7 +48,7 @@ func (m *Module) createTopic(c *chat.Chat, args string, msg *models.Message) {
 	pl := chat.Place{Project: p.Name}
 	if len(fields) == 2 {
 		if p.Remote() {
-			respond("🌐 Project <b>" + render.EscapeHTML(p.Name) + "</b> is on " + render.EscapeHTML(p.Host) + "; branches (git worktrees) work only for projects on this machine.")
+			respond("🌐 Project " + render.Bold(p.Name) + " is on " + render.EscapeHTML(p.Host) + "; branches (git worktrees) work only for projects on this machine.")
 			return
 		}
 		pl.Branch = fields[1]
@@ -79,14 +79,14 @@ func (m *Module) makeTopic(ctx context.Context, forum int64, p config.ProjectSet
 	key := state.ChatKey{Chat: state.ChatID(forum), Thread: state.ThreadID(thread)}
 	if err := m.host.BindTopic(key, pl); err != nil {
 		m.log.Error().Err(err).Msg("bind a new topic to its project")
-		return "⚠️ Made the topic <b>" + render.EscapeHTML(name) + "</b>, but could not bind it: send <code>/project " +
+		return "⚠️ Made the topic " + render.Bold(name) + ", but could not bind it: send <code>/project " +
 			render.EscapeHTML(p.Name) + "</code> in it."
 	}
 	where := chat.WhereText(p, pl)
 	m.host.SendTo(ctx, key, outbox.High,
-		outbox.Content{Text: "📁 This topic works in <b>" + render.EscapeHTML(pl.String()) + "</b>\n<code>" + render.EscapeHTML(where) +
+		outbox.Content{Text: "📁 This topic works in " + render.Bold(pl.String()) + "\n<code>" + render.EscapeHTML(where) +
 			"</code>\nWrite here to start its session."}, outbox.SendOptions{})
-	return "🧵 Made the topic <b>" + render.EscapeHTML(name) + "</b> for <code>" + render.EscapeHTML(where) + "</code>."
+	return "🧵 Made the topic " + render.Bold(name) + " for " + render.Code(where) + "."
 }
 
 // topicRefusal explains why Telegram would not create a topic.

@@ -196,7 +196,7 @@ func (m *Module) chooseBranch(c *chat.Chat, arg string, replyTo int) {
 		wts, err := m.listWorktrees(ctx, p.Path)
 		return func() {
 			if err != nil {
-				respond("⚠️ Project <b>" + render.EscapeHTML(p.Name) + "</b> has no worktrees: " + render.EscapeHTML(err.Error()))
+				respond("⚠️ Project " + render.Bold(p.Name) + " has no worktrees: " + render.EscapeHTML(err.Error()))
 				return
 			}
 			choices, labels := []string{"-"}, []string{"main checkout"}
@@ -224,7 +224,7 @@ func (m *Module) chooseBranch(c *chat.Chat, arg string, replyTo int) {
 
 // remoteBranchText refuses worktrees of a project on another host.
 func remoteBranchText(p config.ProjectSettings) string {
-	return "🌐 Project <b>" + render.EscapeHTML(p.Name) + "</b> is on " + render.EscapeHTML(p.Host) +
+	return "🌐 Project " + render.Bold(p.Name) + " is on " + render.EscapeHTML(p.Host) +
 		"; /branch works only for projects on this machine."
 }
 
@@ -236,8 +236,8 @@ func (m *Module) applyBranch(c *chat.Chat, project, branch string, respond func(
 	cfg := c.Config()
 	p, cur := c.Place(cfg)
 	if project != p.Name {
-		respond("🌿 This menu was for project <b>" + render.EscapeHTML(project) + "</b>; this " + c.ChatWord() +
-			" now works in <b>" + render.EscapeHTML(p.Name) + "</b>. Send /branch for its worktrees.")
+		respond("🌿 This menu was for project " + render.Bold(project) + "; this " + c.ChatWord() +
+			" now works in " + render.Bold(p.Name) + ". Send /branch for its worktrees.")
 		return
 	}
 	if p.Remote() {
@@ -274,10 +274,10 @@ func (m *Module) applyBranch(c *chat.Chat, project, branch string, respond func(
 				if base == "" {
 					base = "the current HEAD"
 				}
-				b.WriteString("🌿 Made the worktree <b>" + render.EscapeHTML(to.Branch) + "</b> from " + render.EscapeHTML(base) + ".\n")
+				b.WriteString("🌿 Made the worktree " + render.Bold(to.Branch) + " from " + render.EscapeHTML(base) + ".\n")
 			}
 			if leftDirty {
-				b.WriteString("✏️ The worktree <b>" + render.EscapeHTML(cur.Branch) + "</b> has uncommitted changes; they stay there.\n")
+				b.WriteString("✏️ The worktree " + render.Bold(cur.Branch) + " has uncommitted changes; they stay there.\n")
 			}
 			b.WriteString(c.ArrivedText(p, to))
 			respond(b.String())

@@ -61,7 +61,7 @@ func modelName(m string) string {
 	return m
 }
 
-func modelText(m string) string { return "Model: <b>" + render.EscapeHTML(modelName(m)) + "</b>" }
+func modelText(m string) string { return "Model: " + render.Bold(modelName(m)) }
 
 // setModel is /model: without an argument it shows [claude] models as
 // buttons (or the current model and how to change it), else it switches.
@@ -84,8 +84,8 @@ func setModel(c *chat.Chat, arg string, replyTo int) {
 // argument) is refused, and nothing changes.
 func applyModel(c *chat.Chat, model string, respond func(html string)) {
 	if err := runner.CheckModel(model); err != nil {
-		respond("⚠️ <code>" + render.EscapeHTML(model) + "</code> is not a model name: " + render.EscapeHTML(runner.ModelRule) +
-			".\nStill on <b>" + render.EscapeHTML(modelName(currentModel(c))) + "</b>.")
+		respond("⚠️ " + render.Code(model) + " is not a model name: " + render.EscapeHTML(runner.ModelRule) +
+			".\nStill on " + render.Bold(modelName(currentModel(c))) + ".")
 		return
 	}
 	sess := c.Session()
@@ -101,7 +101,7 @@ func applyModel(c *chat.Chat, model string, respond func(html string)) {
 			switch {
 			case err != nil:
 				respond("⚠️ Claude refused the model " + render.EscapeHTML(model) + ": " + render.EscapeHTML(refusalReason(err)) +
-					"\nStill on <b>" + render.EscapeHTML(modelName(old)) + "</b>.")
+					"\nStill on " + render.Bold(modelName(old)) + ".")
 			case live:
 				recordModel(c, model)
 				respond(modelText(model))

@@ -56,7 +56,7 @@ func notAllowedWhere(cfg *config.Config, p config.ProjectSettings) string {
 }
 
 func modeText(m runner.PermissionMode) string {
-	return "Permission mode: <b>" + render.EscapeHTML(string(m)) + "</b>"
+	return "Permission mode: " + render.Bold(string(m))
 }
 
 // spawnMode returns the mode the chat's session in project p starts in:
