@@ -43,7 +43,7 @@ func (b *Bridge) admit(m *models.Message) bool {
 	case addressedElsewhere(m, b.botUsername):
 		b.ignored.debug(b, "other-bot", m.Chat.ID, from, "ignoring a command addressed to another bot")
 		return false
-	case !private && b.Config().Telegram.GroupTrigger == config.GroupTriggerMention && !b.addressedOrAlbum(m): // batch.go
+	case !private && b.Config().Telegram.GroupTrigger == config.GroupTriggerMention && !b.addressedOrAlbum(m): // below
 		b.ignored.debug(b, "chatter", m.Chat.ID, from, "ignoring a group message not addressed to the bot (group_trigger = \"mention\")")
 		return false
 	}

@@ -49,7 +49,7 @@ func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note ingres
 		routed = b.routeCallback(ctx, u.ID, u.CallbackQuery)
 	case u.EditedMessage != nil:
 		b.logRepaired(u, note)
-		routed = b.routeEdit(u.ID, u.EditedMessage) // phone.go
+		routed = b.routeEdit(u.ID, u.EditedMessage) // the phone module answers edits
 	default:
 		note.LogUnrouted(b.log, u)
 	}
@@ -94,7 +94,7 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 			Msg("ignoring a service message")
 		return false
 	}
-	if !b.admit(m) { // groups.go
+	if !b.admit(m) { // admit.go
 		return b.dropQuietly(updateID)
 	}
 	key := chat.ChatKeyOf(m)

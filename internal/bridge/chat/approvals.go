@@ -28,7 +28,7 @@ type Approval struct {
 }
 
 func (c *Chat) requestApproval(req runner.ApprovalRequested) {
-	for _, h := range c.b.reg.onRequest { // modes.go: no suggestion of a mode not allowed
+	for _, h := range c.b.reg.onRequest { // the settings module: no suggestion of a mode not allowed
 		h(c, &req)
 	}
 	cfg := c.b.Config()
@@ -47,7 +47,7 @@ func (c *Chat) requestApproval(req runner.ApprovalRequested) {
 			Deny:    CallbackData(btnDeny, a.token),
 			Always:  CallbackData(btnAlways, a.token),
 		}
-		for _, h := range c.b.reg.onApprove { // files_out.go: 📄 Full diff, shown when the preview is cut
+		for _, h := range c.b.reg.onApprove { // the files module: 📄 Full diff, shown when the preview is cut
 			h(c, a, &btns)
 		}
 		html, kb = render.RenderApproval(req, btns)

@@ -79,7 +79,7 @@ type Chat struct {
 	continueNext bool
 	continued    bool // sess continued the directory's latest conversation
 	// adoptID is a session started outside untether that /continue chose
-	// (continue_latest.go): when the next session resumes it, its first
+	// (the places module's /continue): when the next session resumes it, its first
 	// prompt was someone else's.
 	adoptID     string
 	promptNoted bool

@@ -76,7 +76,7 @@ func (c *Chat) ensureSession() (*runner.Session, error) {
 	if c.sess != nil {
 		return c.sess, nil
 	}
-	rc, pl, sid := c.spawnConfig(c.b.Config()) // settings.go
+	rc, pl, sid := c.spawnConfig(c.b.Config()) // spawn.go
 	rc.InheritEnv, rc.IncludePartialMessages = c.b.opts.InheritEnv, true
 	rc.Pool, rc.Procs, rc.Logger = c.b.opts.Pool, procRecorder{c.b}, *c.logger()
 	for _, h := range c.b.reg.onSpawn { // mode and model, the spending cap, the outbox prompt
@@ -146,7 +146,7 @@ func SenderOf(m *models.Message) state.UserID {
 
 func (c *Chat) sendOutgoing(o *Outgoing) {
 	c.leaveClosedProject()                // projects_allowed.go: a scheduled run, a retry
-	for _, gate := range c.b.reg.onSend { // budget.go: refused, and told
+	for _, gate := range c.b.reg.onSend { // the budget module: refused, and told
 		if !gate(c, o) {
 			o.settle()
 			return

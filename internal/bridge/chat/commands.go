@@ -71,7 +71,7 @@ func (c *Chat) status() string {
 	if turns, err := c.b.store.RecentTurns(c.ctx(), c.key, 1); err == nil && len(turns) > 0 {
 		info.ContextPercent = turns[0].ContextPct
 	}
-	for _, h := range c.b.reg.onStatus { // settings.go: model and mode
+	for _, h := range c.b.reg.onStatus { // the settings module: model and mode
 		h(c, &info)
 	}
 	html := render.RenderStatus(info)

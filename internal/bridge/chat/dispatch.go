@@ -26,7 +26,7 @@ type Outgoing struct {
 	label    string
 	// from is the user the prompt is from (a schedule's: its creator);
 	// 0 for nobody, as for a [[schedules]] entry. A retry after a limit
-	// keeps it (limitretry.go).
+	// keeps it (the schedules module).
 	from     state.UserID
 	resend   bool                // a message re-sent after its CLI died
 	state    runner.MessageState // its fate in the CLI, once written
@@ -35,7 +35,7 @@ type Outgoing struct {
 	// settled, if set, runs once the message has reached the CLI or the
 	// user has been told why not (never when a drain left it for the next
 	// start): a scheduled run or a retry stops being pending then
-	// (pending_runs.go).
+	// (the schedules module).
 	settled func()
 	// prepare, when set, builds input in the hand-over goroutine (an
 	// attachment's download and save, a voice note's transcription: the
@@ -115,7 +115,7 @@ func (c *Chat) pump() {
 			o.restart(ctx, sess)
 		}
 		var uuid runner.MessageUUID
-		err := o.ready(ctx) // attachments.go
+		err := o.ready(ctx) // a download, a transcription (the phone module)
 		if err == nil {
 			uuid, err = sess.Send(ctx, o.input)
 		}

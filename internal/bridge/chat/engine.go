@@ -73,7 +73,7 @@ type Engine struct {
 	client   *http.Client    // Telegram's: the Bot API and file downloads
 	clock    Clock           // what schedules and budgets go by (clock.go)
 	versions cliVersions     // CLI versions seen in turns (world.go)
-	ownDirs  *owndir.Reports // refusals of untether's own directories reported (own_dirs.go)
+	ownDirs  *owndir.Reports // refusals of untether's own directories reported (internal/bridge/owndir)
 }
 
 // New prepares a bridge; Run starts it.
@@ -119,7 +119,7 @@ func (b *Engine) Config() *config.Config { return b.cfg.Load() }
 // progress settings, timeouts) takes effect for running chats.
 func (b *Engine) Reload(c *config.Config) {
 	b.cfg.Store(c)
-	b.reloadSessions(c) // settings.go
+	b.reloadSessions(c) // spawn.go
 }
 
 // prewarmLimit bounds how many recently active chats get their CLI started

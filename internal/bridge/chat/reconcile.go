@@ -50,7 +50,7 @@ func (b *Engine) reconcile(ctx context.Context) error {
 		}
 		// A file's move to .untether/sent/ is finished either way, so the
 		// next turn does not find it again.
-		for _, h := range b.reg.onReplay { // files_out.go: moves a crash interrupted are finished first
+		for _, h := range b.reg.onReplay { // the files module: moves a crash interrupted are finished first
 			h(append(slices.Clip(entries), unsent...))
 		}
 		if _, err := b.out.Restore(ctx, entries); err != nil {

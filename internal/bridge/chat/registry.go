@@ -16,7 +16,7 @@ import (
 // A Module is one feature of the bridge (settings, places, budgets,
 // schedules, files, phone). It registers its commands, buttons, menus and
 // hooks with the Registry once, before the bridge runs; the engine calls
-// them in the order they were registered, which is behaviour (modules.go
+// them in the order they were registered, which is behaviour (bridge's modules.go
 // lists the modules in that order). A module that runs in the background
 // (a scheduler, a pruner) also implements Starter.
 type Module interface {

@@ -12,7 +12,7 @@ import (
 // /sessions lists the chat's last sessions with a Resume button each;
 // /continue takes the latest conversation in the project's directory when
 // it is the chat's own or, in a private chat, one started outside
-// untether (the hand-off from a terminal; continue_latest.go); and each answer can
+// untether (the hand-off from a terminal; the places module); and each answer can
 // end with "claude --resume <id>" ([render] show_resume_line), the hand-off
 // to a terminal.
 

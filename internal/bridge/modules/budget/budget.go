@@ -80,7 +80,7 @@ func (m *Module) budget(ctx context.Context, project string) (budgetState, error
 	if usd := cfg.Budget.MonthlyUSD; usd > 0 {
 		st.limits = append(st.limits, render.BudgetLimit{Period: "monthly", LimitUSD: usd, SpentUSD: st.month, ResetsAt: month.AddDate(0, 1, 0)})
 	}
-	return st, m.addProjectBudget(ctx, cfg, &st, project) // budget_projects.go
+	return st, m.addProjectBudget(ctx, cfg, &st, project) // projects.go
 }
 
 // budgetPeriods are now, and the starts of today and this month, in the
@@ -209,7 +209,7 @@ func (m *Module) showBudget(c *chat.Chat, replyTo int) {
 	st, err := m.budget(c.Ctx(), here)
 	var projects []render.ProjectBudget
 	if err == nil {
-		projects, err = m.projectBudgets(c.Ctx(), cfg) // budget_projects.go
+		projects, err = m.projectBudgets(c.Ctx(), cfg) // projects.go
 	}
 	if err != nil {
 		c.Reply("⚠️ Could not read the budgets: "+render.EscapeHTML(err.Error()), replyTo)

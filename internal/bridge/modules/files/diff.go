@@ -25,12 +25,12 @@ func (m *Module) sendFullDiff(c *chat.Chat, a *chat.Approval, pressed int) {
 	if !ok {
 		return
 	}
-	workdir := c.UploadDir(c.Config()) // projects.go
+	workdir := c.UploadDir(c.Config())
 	if workdir == "" {
 		c.Reply("⚠️ The full diff is written to the project directory before it is sent, and this chat's project is on another host.", int(replyTo))
 		return
 	}
-	f, rel, err := owndir.WriteSent(workdir, name, []byte(diff), a.Created()) // files_out.go
+	f, rel, err := owndir.WriteSent(workdir, name, []byte(diff), a.Created())
 	if err != nil {
 		m.dirs.Refused(err)
 		c.Log().Warn().Err(err).Msg("write the full diff")

@@ -28,7 +28,7 @@ import (
 // link inside the project could point at a denied file under an innocent
 // name), opened once without blocking and sent from that descriptor, so a
 // swap after the check sends nothing else. A directory is sent as a zip
-// archive when [files] zip_dirs allows (get_zip.go).
+// archive when [files] zip_dirs allows (zip.go).
 
 // getUsage answers /get without a path.
 const getUsage = "Usage: <code>/get PATH</code> sends a file from the project (a path relative to it, or an absolute one inside it); a directory comes as a zip."
@@ -140,7 +140,7 @@ func (m *Module) getCommand(c *chat.Chat, args string, msg *models.Message) {
 		return
 	}
 	cfg := c.Config()
-	workdir := c.UploadDir(cfg) // projects.go
+	workdir := c.UploadDir(cfg)
 	if workdir == "" {
 		c.Reply("⚠️ /get reads files on this machine; this chat's project is on another host.", msg.ID)
 		return

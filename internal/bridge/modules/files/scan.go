@@ -23,7 +23,7 @@ import (
 	"github.com/untether/untether/internal/safefs"
 )
 
-// What a turn's end finds in the chat's outbox directory (files_out.go),
+// What a turn's end finds in the chat's outbox directory (files.go),
 // and the one message that says what was not sent.
 
 // maxOutboxScan bounds the entries one turn's end looks at, so a tool
@@ -160,10 +160,10 @@ func closeFiles(files []outgoingFile) {
 // directory and reading a few image headers is quick, opening never blocks,
 // and the uploads themselves happen in the outbox.
 func (m *Module) deliverOutbox(c *chat.Chat, replyTo int) {
-	m.deliverOutboxIn(c, c.UploadDir(c.Config()), replyTo) // projects.go
+	m.deliverOutboxIn(c, c.UploadDir(c.Config()), replyTo)
 }
 
-// deliverOutboxIn is deliverOutbox for the CLI that ran in workdir (turn.go
+// deliverOutboxIn is deliverOutbox for the CLI that ran in workdir (the engine's turn end
 // uses it when the process dies mid-turn).
 func (m *Module) deliverOutboxIn(c *chat.Chat, workdir string, replyTo int) {
 	if workdir == "" {
@@ -231,7 +231,7 @@ func (m *Module) deliverOutboxIn(c *chat.Chat, workdir string, replyTo int) {
 		replyTo = 0 // the first message answers the question; the rest follow it
 		for _, mf := range group {
 			// Journaled first (naming both places), moved second: see
-			// files_out.go. What is sent is the descriptor, whatever the
+			// files.go. What is sent is the descriptor, whatever the
 			// move finds.
 			if err := out.Rename(path.Base(mf.Fallback), sent, path.Base(mf.Path)); err != nil {
 				c.Log().Warn().Err(err).Str("file", mf.Name).Msg("move a sent file to " + owndir.Sent)

@@ -156,7 +156,7 @@ func writeZip(ctx context.Context, workdir, dir, name string, deny []string, now
 		return nil, "", zipStats{}, err
 	}
 	defer src.Close()
-	out, zipRel, sent, err := owndir.CreateSent(workdir, name, now) // files_out.go
+	out, zipRel, sent, err := owndir.CreateSent(workdir, name, now)
 	if err != nil {
 		return nil, "", zipStats{}, err
 	}

@@ -74,7 +74,7 @@ func attachmentOf(m *models.Message) (attachment, bool) {
 func (ph *Module) sendAttachment(c *chat.Chat, m *models.Message) {
 	a, _ := attachmentOf(m)
 	cfg := c.Config()
-	a.workdir, a.limitMB = c.UploadDir(cfg), cfg.Files.MaxUploadMB // projects.go
+	a.workdir, a.limitMB = c.UploadDir(cfg), cfg.Files.MaxUploadMB
 	if a.size > cfg.Files.MaxUploadBytes() {
 		c.Reply((&uploadError{owndir.TooBig(a.limitMB)}).UserText(), m.ID)
 		return

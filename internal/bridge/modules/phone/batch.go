@@ -119,7 +119,7 @@ func (ph *Module) flushBatch(c *chat.Chat) {
 	slices.SortFunc(b.parts, func(x, y *models.Message) int { return x.ID - y.ID }) // updates may come out of order
 	replyTo := b.parts[0].ID
 	cfg := c.Config()
-	workdir := c.UploadDir(cfg) // projects.go: "" for a project on another host
+	workdir := c.UploadDir(cfg) // "" for a project on another host
 	var atts []*attachment
 	for _, p := range b.parts {
 		a, ok := attachmentOf(p)

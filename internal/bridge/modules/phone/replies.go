@@ -12,7 +12,7 @@ import (
 // prompt: "[replying to …: “…”]", the part the user quoted if they
 // selected one, else the message's text, cut to replyQuoteMax. (A reply to
 // an open AskUserQuestion message answers the question instead; see
-// questions.go, which runs first.)
+// the engine's questions.go, which runs first.)
 
 // replyQuoteMax bounds the quoted text, in runes.
 const replyQuoteMax = 500

@@ -39,7 +39,7 @@ func (m *Module) listSessions(c *chat.Chat, replyTo int) {
 
 // continueLatest is /continue: the next message continues the most recent
 // conversation in the project's directory, including one started at a
-// terminal there, when the chat may see it (continue_latest.go).
+// terminal there, when the chat may see it (continue.go).
 func (m *Module) continueLatest(c *chat.Chat, replyTo int) {
 	cfg := c.Config()
 	p, pl := c.Place(cfg)

@@ -41,7 +41,7 @@ func (m *Module) createTopic(c *chat.Chat, args string, msg *models.Message) {
 		respond("❓ There is no project " + render.Bold(fields[0]) + ".\n\n" + projectList(cfg, c.ProjectNames(cfg)))
 		return
 	}
-	if !c.MayUse(p) { // projects_allowed.go: every topic of the group is the group's
+	if !c.MayUse(p) { // every topic of the group is the group's
 		respond(c.NotOpenText(p))
 		return
 	}

@@ -114,7 +114,7 @@ func (m *Module) onRetryPress(c *chat.Chat, token string, msgID int, kind chat.B
 	to, fromStates, shown := state.RetryScheduled, []state.RetryState{state.RetryAsked}, render.LimitRetryScheduled
 	if kind == btnDropRetry {
 		to, fromStates, shown = state.RetryDropped, []state.RetryState{state.RetryAsked, state.RetryScheduled}, render.LimitRetryDropped
-		if !m.away.Get(c).handedOver[token] { // still waiting for the chat: Drop stops it (pending_runs.go)
+		if !m.away.Get(c).handedOver[token] { // still waiting for the chat: Drop stops it (pending.go)
 			fromStates = append(fromStates, state.RetryFiring)
 		}
 	}
@@ -142,7 +142,7 @@ func (m *Module) onRetryPress(c *chat.Chat, token string, msgID int, kind chat.B
 
 // fireRetry sends a retry's prompt again; the scheduler claimed it.
 func (m *Module) fireRetry(c *chat.Chat, r state.Retry) {
-	if !m.retryStillFiring(c, r) { // pending_runs.go
+	if !m.retryStillFiring(c, r) { // pending.go
 		c.Log().Info().Msg("not sending a prompt again after its limit: it was dropped while it waited")
 		return
 	}
@@ -155,12 +155,12 @@ func (m *Module) fireRetry(c *chat.Chat, r state.Retry) {
 			render.EscapeHTML(err.Error())+"). Please send it again.", int(r.ReplyTo))
 		return
 	}
-	c.FlushPending()              // an album or forwards being collected go first, where they were sent (batch.go)
+	c.FlushPending()              // an album or forwards being collected go first, where they were sent (the phone module)
 	if !m.enterRetryPlace(c, r) { // limitretry_projects.go
 		return
 	}
 	m.editLimitNotice(c, r, render.LimitRetry{State: render.LimitRetrySent, At: m.host.Now()})
 	c.Log().Info().Time("resets_at", r.ResetsAt).Msg("sending a prompt again after its limit reset")
-	m.handOverRetry(c, r) // pending_runs.go
+	m.handOverRetry(c, r) // pending.go
 	c.SendOutgoing(chat.NewOutgoing(in, int(r.ReplyTo), r.CreatedBy).OnSettled(func() { m.finishRetry(c, r, state.RetrySent) }))
 }

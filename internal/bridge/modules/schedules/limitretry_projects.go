@@ -13,7 +13,7 @@ import (
 // was rejected in (the session the turn ran in), not to wherever the chat
 // works hours later. When it fires in a chat that works elsewhere, the
 // chat is switched back the way a scheduled run's project does it
-// (schedules_projects.go), and told; a chat busy elsewhere is waited for.
+// (projects.go), and told; a chat busy elsewhere is waited for.
 // A project the config no longer has drops the retry, and says so.
 // Retries kept before this was recorded (no project) go wherever the chat
 // works.
@@ -33,7 +33,7 @@ func (m *Module) enterRetryPlace(c *chat.Chat, r state.Retry) bool {
 			"</b> is no longer in untether's configuration. Send it yourself where you like.")
 		return false
 	}
-	if !c.MayUse(p) { // projects_allowed.go
+	if !c.MayUse(p) {
 		m.dropRetry(c, r, "⚠️ "+label+" was not sent again after the limit: its project "+c.NotOpen(p)+" now.")
 		return false
 	}

@@ -46,7 +46,7 @@ func (m *Module) enterScheduledProject(c *chat.Chat, sc state.Schedule) bool {
 			"</b> is no longer in untether's configuration.", 0)
 		return false
 	}
-	if !c.MayUse(p) { // projects_allowed.go
+	if !c.MayUse(p) {
 		c.Log().Warn().Int64("schedule", sc.ID).Str("project", name).Msg("a scheduled prompt's project is not open to its chat")
 		c.Reply("⚠️ Scheduled "+id+" did not run: its project "+c.NotOpen(p)+".", 0)
 		return false

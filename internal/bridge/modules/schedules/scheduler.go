@@ -28,7 +28,7 @@ const schedulerIdle = time.Hour
 
 func (m *Module) runScheduler(ctx context.Context) {
 	m.syncConfigSchedules(ctx)
-	m.replayPendingRuns(ctx) // pending_runs.go: runs a restart interrupted go first
+	m.replayPendingRuns(ctx) // pending.go: runs a restart interrupted go first
 	m.skipMissed(ctx)
 	for {
 		wait := schedulerIdle
@@ -69,7 +69,7 @@ func (m *Module) fireDue(ctx context.Context) time.Time {
 			}
 			if ok {
 				sc.PendingRun = sc.NextRun // pending from now on (AdvanceSchedule)
-				m.deliverRun(ctx, sc)      // pending_runs.go
+				m.deliverRun(ctx, sc)      // pending.go
 			}
 		}
 		at, ok, err := m.store.NextScheduleRun(ctx)
@@ -94,7 +94,7 @@ func (m *Module) fireDue(ctx context.Context) time.Time {
 		}
 		if ok {
 			r.State = state.RetryFiring
-			m.deliverRetry(ctx, r) // pending_runs.go
+			m.deliverRetry(ctx, r) // pending.go
 		}
 	}
 	at, ok, err := m.store.NextRetry(ctx)
@@ -108,7 +108,7 @@ func (m *Module) fireDue(ctx context.Context) time.Time {
 	return next
 }
 
-// deliver posts work to a chat's actor; the callers (pending_runs.go)
+// deliver posts work to a chat's actor; the callers (pending.go)
 // checked that the chat may still be served. While the bridge drains, the
 // work stays pending for the next start.
 func (m *Module) deliver(key state.ChatKey, fn func(*chat.Chat)) {

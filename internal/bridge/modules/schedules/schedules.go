@@ -170,13 +170,13 @@ func (m *Module) deleteSchedule(c *chat.Chat, id int64, msgID int, from models.U
 // collected go first, in the project they were sent in: the flush makes
 // the chat busy with them, so the run waits for their turn.
 func (m *Module) runScheduled(c *chat.Chat, sc state.Schedule) {
-	c.FlushPending() // an album or forwards being collected go first (batch.go)
+	c.FlushPending() // an album or forwards being collected go first (the phone module)
 	if c.Busy() {
 		m.away.Get(c).waiting = append(m.away.Get(c).waiting, sc)
 		m.pollWaiting(c)
 		return
 	}
-	if !m.enterScheduledProject(c, sc) { // schedules_projects.go: skipped, and told
+	if !m.enterScheduledProject(c, sc) { // projects.go: skipped, and told
 		m.finishScheduleRun(c, sc)
 		return
 	}
