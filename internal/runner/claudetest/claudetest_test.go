@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -260,4 +261,25 @@ func TestWithVarRefusesManagedKeys(t *testing.T) {
 		assert.Nil(t, <-done, "New returned for %s", k)
 		assert.Contains(t, ftb.msg, ErrManagedVar.Error(), k)
 	}
+}
+
+// TestPersonPATH: the person's claude passes the CLI the offline
+// environment with the caller's HOME, PATH and TERM, and nothing else.
+func TestPersonPATH(t *testing.T) {
+	envBin, err := exec.LookPath("env")
+	require.NoError(t, err)
+	e := New(t, fakeapi.Script{}, WithBinary(envBin), WithVar("QUOTE_ME", "it's $x"))
+	dir := e.PersonPATH()
+	path := dir + ":" + os.Getenv("PATH")
+	cmd := exec.Command("sh", "-c", "claude")
+	cmd.Env = []string{"HOME=/home/person", "PATH=" + path, "ANTHROPIC_API_KEY=sk-real-key-must-not-leak", "HTTPS_PROXY=http://proxy.example:3128"}
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	want := []string{"HOME=/home/person", "PATH=" + path, "TERM=dumb"}
+	for k, v := range e.Vars {
+		if k != "HOME" {
+			want = append(want, k+"="+v)
+		}
+	}
+	assert.ElementsMatch(t, want, strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"))
 }
