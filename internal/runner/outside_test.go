@@ -162,6 +162,16 @@ func TestFindOutside(t *testing.T) {
 	f.start(elsewhere, nil, "--resume", "6f0c6a2e-8d1b-4c3a-9e7f-0123456789ab")
 	tagged := f.start(elsewhere, []string{procTagEnv + "=abc"}, "--resume="+id) // an untether's CLI
 	excluded := f.start(elsewhere, nil, "--resume", id)
+	// A zombie: it read end-of-input and exited, and nobody has waited for
+	// it yet. Its command line reads empty.
+	zombie := exec.Command(f.script, "--resume", id)
+	zombie.Stdin = strings.NewReader("")
+	require.NoError(t, zombie.Start())
+	t.Cleanup(func() { _ = zombie.Wait() })
+	require.Eventually(t, func() bool {
+		st, err := readProcStat(zombie.Process.Pid)
+		return err == nil && st.dead()
+	}, 10*time.Second, 5*time.Millisecond)
 	waitRunning(t, resume.Process.Pid, short.Process.Pid, sessionID.Process.Pid, cont.Process.Pid, excluded.Process.Pid, tagged.Process.Pid)
 	var daemonsCLI int
 	require.Eventually(t, func() bool {
@@ -207,6 +217,7 @@ func TestFindOutside(t *testing.T) {
 	}
 	assert.Equal(t, HowResume, got[daemonsCLI], "another daemon: the stand-in's claude is outside")
 	assert.Equal(t, HowResume, got[excluded.Process.Pid], "not excluded: found")
+	assert.NotContains(t, got, zombie.Process.Pid)
 	assert.NotContains(t, got, tagged.Process.Pid)
 
 	// By default untether is this process: all of the above are its children.
