@@ -3,6 +3,7 @@ package claudetest
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -282,4 +283,28 @@ func TestPersonPATH(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, want, strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"))
+}
+
+// TestLoopbackOnly: the test runs again in a namespace whose only
+// interface is loopback, up, where 127.0.0.1 answers.
+func TestLoopbackOnly(t *testing.T) {
+	if !LoopbackOnly(t) {
+		return
+	}
+	ifaces, err := net.Interfaces()
+	require.NoError(t, err)
+	require.Len(t, ifaces, 1, "%+v", ifaces)
+	assert.Equal(t, "lo", ifaces[0].Name)
+	assert.NotZero(t, ifaces[0].Flags&net.FlagUp)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	c.Close()
 }
