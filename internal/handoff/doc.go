@@ -43,10 +43,11 @@
 // target's PATH after sudo (secure_path) or ssh.
 //
 // What a person types: the line alone, in a terminal; the CLI opens its
-// interface on the conversation. Without a terminal (stdin not a TTY) the
-// same line runs one turn in print mode, reading the prompt from stdin,
-// which is how the tests run it unchanged (`claude --resume <id>` with
-// nothing on stdin exits 1 instead).
+// interface on the conversation (tested on a pseudo-terminal: the phone's
+// turn on screen, a prompt typed, /exit). Without a terminal (stdin not a
+// TTY) the same line runs one turn in print mode, reading the prompt from
+// stdin, which is how the tests run it unchanged through sh and ssh
+// (`claude --resume <id>` with nothing on stdin exits 1 instead).
 //
 // # Quoting
 //

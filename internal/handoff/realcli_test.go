@@ -79,16 +79,16 @@ func (r *round) runAsPrinted(t *testing.T, line, prompt string) string {
 }
 
 // terminalTurnSeen checks that the line's run added prompt to the
-// session's transcript, that the model was sent the phone's earlier turn
+// session's transcript (from entrypoint), that the model was sent the phone's earlier turn
 // and ran in the session's directory, and that the phone's next turn
 // (--resume, as untether resumes) sends the terminal's turn along.
-func (r *round) terminalTurnSeen(t *testing.T, prompt string) {
+func (r *round) terminalTurnSeen(t *testing.T, prompt, entrypoint string) {
 	t.Helper()
 	d, _, err := transcript.Since(r.path, r.mark)
 	require.NoError(t, err)
 	require.Len(t, d.Turns, 1, "%+v", d)
 	assert.Equal(t, prompt, d.Turns[0].Text)
-	assert.Equal(t, transcript.EntrypointPrint, d.Turns[0].Entrypoint)
+	assert.Equal(t, entrypoint, d.Turns[0].Entrypoint)
 	foreign, n := d.Foreign(func(string) bool { return false })
 	assert.Equal(t, 1, n)
 	assert.Equal(t, d.Turns, foreign)
@@ -134,7 +134,7 @@ func TestRealCLIResumeLineLocal(t *testing.T) {
 
 	const prompt = "what did I ask you to remember? (typed at the terminal)"
 	assert.Equal(t, "echo: "+prompt+"\n", r.runAsPrinted(t, line, prompt))
-	r.terminalTurnSeen(t, prompt)
+	r.terminalTurnSeen(t, prompt, transcript.EntrypointPrint)
 }
 
 // TestRealCLIResumeLineSSH: the line for a session on another host, run as
@@ -170,7 +170,7 @@ func TestRealCLIResumeLineSSH(t *testing.T) {
 
 			const prompt = "typed over ssh: what was the word?"
 			assert.Equal(t, "echo: "+prompt+"\n", r.runAsPrinted(t, line, prompt))
-			r.terminalTurnSeen(t, prompt)
+			r.terminalTurnSeen(t, prompt, transcript.EntrypointPrint)
 		})
 	}
 }
