@@ -53,13 +53,14 @@
 //
 // Each part of the line is read by shells untether does not choose (the
 // person's, sh under sudo, the remote login shell), so it is written in a
-// form sh, bash, zsh and fish all read as the same bytes (quote.go): bare
-// when it holds only letters, digits and _ . / : @ + , - (and = after its
-// first character); else single-quoted, with ' and \ outside the quotes
-// as \' and \\ (fish reads \' and \\ as escapes even inside single
-// quotes). The directory is always quoted. A command handed to another
-// shell as one word (ssh's remote command, sh -c's) is double-quoted when
-// it holds none of $ ` \ " ! and no newline, else quoted like any word.
+// form that sh, bash, zsh and fish (3.0 and later, for &&) all
+// read as the same bytes (quote.go): bare when it holds only letters,
+// digits and _ . / : @ + , - (and = after its first character); else
+// single-quoted, with ' and \ outside the quotes as \' and \\ (fish reads
+// \' and \\ as escapes even inside single quotes). The directory is always
+// quoted. A command handed to another shell as one word (ssh's remote
+// command, sh -c's) is double-quoted when it holds none of $ ` \ " ! and
+// no newline, else quoted like any word.
 //
 // Line makes no line for values a message cannot show truly: text that is
 // not UTF-8, control characters other than tab and newline, and the

@@ -120,8 +120,10 @@ func (r Resume) check() error {
 	case r.Remote != nil && (r.Remote.Host == "" || strings.HasPrefix(r.Remote.Host, "-")):
 		return fmt.Errorf("%w: host %.80q", ErrInvalid, r.Remote.Host)
 	}
-	values := [][2]string{{"directory", r.Dir}, {"binary", r.Binary}, {"home", r.Home}, {"user", r.Daemon.Name}}
-	if r.Remote != nil {
+	values := [][2]string{{"directory", r.Dir}, {"binary", r.Binary}, {"home", r.Home}}
+	if r.Remote == nil {
+		values = append(values, [2]string{"user", r.Daemon.Name})
+	} else {
 		values = append(values, [2]string{"host", r.Remote.Host}, [2]string{"ssh client", r.Remote.SSH})
 		for _, o := range r.Remote.SSHOptions {
 			values = append(values, [2]string{"ssh option", o})
