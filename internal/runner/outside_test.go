@@ -124,14 +124,15 @@ func (f *fakeCLIs) startVia(dir string, env []string, name string, args ...strin
 	return cmd
 }
 
-// waitRunning waits until each pid has claude on its command line (the
-// kernel has exec'd the script).
-func waitRunning(t *testing.T, pids ...int) {
-	t.Helper()
-	require.Eventually(t, func() bool {
+// waitRunning waits until each pid runs the script (the kernel has exec'd
+// it through its interpreter; a shell's child forked to run it first
+// shows the shell's own command line, with the script's path in it).
+func (f *fakeCLIs) waitRunning(pids ...int) {
+	f.t.Helper()
+	require.Eventually(f.t, func() bool {
 		for _, pid := range pids {
 			argv, err := readCmdline(pid)
-			if err != nil || !strings.Contains(strings.Join(argv, " "), "claude") {
+			if err != nil || len(argv) < 2 || argv[1] != f.script {
 				return false
 			}
 		}
@@ -157,9 +158,12 @@ func TestFindOutside(t *testing.T) {
 	short := f.start(elsewhere, nil, "-r", id)
 	sessionID := f.start(elsewhere, nil, "-p", "--session-id="+id)
 	cont := f.start(dir, nil, "--continue")
-	f.start(elsewhere, nil, "--continue")                     // another directory's latest
-	f.start(elsewhere, nil, "--resume", id, "--fork-session") // writes a new session
-	f.start(elsewhere, nil, "--resume", "6f0c6a2e-8d1b-4c3a-9e7f-0123456789ab")
+	others := []*exec.Cmd{
+		f.start(elsewhere, nil, "--continue"),                     // another directory's latest
+		f.start(elsewhere, nil, "--resume", id, "--fork-session"), // writes a new session
+		f.start(elsewhere, nil, "--resume", "6f0c6a2e-8d1b-4c3a-9e7f-0123456789ab"),
+		f.start(elsewhere, nil, "--", "--resume", id),
+	}
 	tagged := f.start(elsewhere, []string{procTagEnv + "=abc"}, "--resume="+id) // an untether's CLI
 	excluded := f.start(elsewhere, nil, "--resume", id)
 	// A zombie: it read end-of-input and exited, and nobody has waited for
@@ -172,7 +176,10 @@ func TestFindOutside(t *testing.T) {
 		st, err := readProcStat(zombie.Process.Pid)
 		return err == nil && st.dead()
 	}, 10*time.Second, 5*time.Millisecond)
-	waitRunning(t, resume.Process.Pid, short.Process.Pid, sessionID.Process.Pid, cont.Process.Pid, excluded.Process.Pid, tagged.Process.Pid)
+	f.waitRunning(resume.Process.Pid, short.Process.Pid, sessionID.Process.Pid, cont.Process.Pid, excluded.Process.Pid, tagged.Process.Pid)
+	for _, o := range others {
+		f.waitRunning(o.Process.Pid)
+	}
 	var daemonsCLI int
 	require.Eventually(t, func() bool {
 		procs, err := listProcs()
@@ -185,7 +192,7 @@ func TestFindOutside(t *testing.T) {
 		}
 		return false
 	}, 10*time.Second, 5*time.Millisecond)
-	waitRunning(t, daemonsCLI)
+	f.waitRunning(daemonsCLI)
 
 	found, err := FindOutside(OutsideQuery{ID: outsideID, Dir: dir, Daemon: daemon.Process.Pid, Exclude: map[int]bool{excluded.Process.Pid: true}})
 	require.NoError(t, err)
