@@ -24,13 +24,13 @@ flakes-fresh:
 	scripts/fresh-clones.sh $(FRESH)
 
 # Every test of the packages that start the real CLI (runner, claudetest,
-# bridge full stack, the login relay, the transcript reader, daemon subprocess
+# bridge full stack, the resume line, the login relay, the transcript reader, daemon subprocess
 # tests), the transcript replay, and all
 # TestRealCLIConformance scenarios, against one CLI release, through
 # scripts/test.sh (so inside the loopback-only namespace):
 #   make conformance CLAUDE_VERSION=2.1.332
 # Without CLAUDE_VERSION it checks the pinned version.
-CONFORMANCE_PKGS := ./cmd/untether ./internal/bridge ./internal/login ./internal/runner ./internal/runner/claudetest ./internal/transcript
+CONFORMANCE_PKGS := ./cmd/untether ./internal/bridge ./internal/handoff ./internal/login ./internal/runner ./internal/runner/claudetest ./internal/transcript
 conformance:
 	scripts/test.sh -timeout 40m $(CONFORMANCE_PKGS)
 

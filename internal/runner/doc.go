@@ -100,6 +100,13 @@
 // also turns off /compact (CompactDisabled). CLAUDE_AUTOCOMPACT_PCT_OVERRIDE
 // changed nothing here.
 //
+// FindOutside (outside_linux.go) finds the claude processes that run a
+// session on this machine but are not untether's (a person's terminal), by
+// their command line in /proc: --resume, -r or --session-id with the id, or
+// --continue in the session's directory; untether's own are left out by the
+// tree tag, by descending from the daemon, and by the pids the caller names.
+// It lives here because the tag and the /proc reading are the runner's.
+//
 // AuthStatus (auth.go) asks the CLI whether it is logged in, and how
 // (`claude auth status`): an API key, a token, or a stored claude.ai login
 // with the latest moment its sign-in ends. auth.go records which shapes of

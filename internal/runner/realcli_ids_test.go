@@ -1,10 +1,7 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,12 +11,8 @@ import (
 // cliArgs is the argv of the running process pid.
 func cliArgs(t *testing.T, pid int) []string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	args, err := readCmdline(pid)
 	require.NoError(t, err)
-	var args []string
-	for _, a := range bytes.Split(bytes.TrimSuffix(b, []byte{0}), []byte{0}) {
-		args = append(args, string(a))
-	}
 	return args
 }
 

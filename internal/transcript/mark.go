@@ -71,6 +71,27 @@ func (d Delta) Extended() bool {
 	return d.Entries > 0 || d.Count > 0 || len(d.Commands) > 0 || d.Rewritten || d.Partial || d.Skipped > 0
 }
 
+// Foreign returns the turns of d that own does not claim, and how many
+// there were: the turns someone else started, when own recognises the
+// uuids the caller gave its own prompts (Turn.UUID is the uuid of the
+// stream-json user message that started a turn). A caller that stamps
+// after each of its turns sees its own last turn too when another program
+// wrote meanwhile; Foreign tells them apart. The count is exact while
+// d.Count is len(d.Turns) (at most 100 are kept); past that, the turns not
+// kept are counted as foreign.
+func (d Delta) Foreign(own func(uuid string) bool) ([]Turn, int) {
+	var out []Turn
+	mine := 0
+	for _, t := range d.Turns {
+		if t.UUID != "" && own(t.UUID) {
+			mine++
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, d.Count - mine
+}
+
 // maxTurns bounds Delta.Turns; Count keeps counting past it.
 const maxTurns = 100
 

@@ -202,3 +202,26 @@ func TestStampFarUUID(t *testing.T) {
 	assert.Equal(t, "a1", m.UUID)
 	assert.Equal(t, int64(len(sdkPrompt(t, "p1", "one"))), m.UUIDAt)
 }
+
+// TestForeign: a caller's own turns (by uuid) are set apart; turns without
+// a uuid are never the caller's; past the turns kept, the count assumes
+// the rest foreign.
+func TestForeign(t *testing.T) {
+	d := Delta{Count: 4, Turns: []Turn{{UUID: "mine", Text: "a"}, {UUID: "theirs", Text: "b"}, {Text: "c"}, {UUID: "mine2", Text: "d"}}}
+	own := func(u string) bool { return u == "mine" || u == "mine2" || u == "" }
+	turns, n := d.Foreign(own)
+	assert.Equal(t, []string{"b", "c"}, texts(turns))
+	assert.Equal(t, 2, n)
+
+	turns, n = d.Foreign(func(string) bool { return false })
+	assert.Equal(t, d.Turns, turns)
+	assert.Equal(t, 4, n)
+
+	d.Count = 150 // only 4 kept
+	_, n = d.Foreign(own)
+	assert.Equal(t, 148, n)
+
+	turns, n = Delta{}.Foreign(own)
+	assert.Empty(t, turns)
+	assert.Zero(t, n)
+}

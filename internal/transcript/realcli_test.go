@@ -248,3 +248,43 @@ func projectDirs(t *testing.T, home string) []string {
 	}
 	return names
 }
+
+// TestRealCLIForeignWhileLive is issue 26 §3's hard case on the real CLI: a
+// person's `claude -p --resume` adds a turn while untether's CLI of the
+// same session is still running (idle), and untether's next turn is
+// written after it. Since from untether's mark sees both turns; Foreign,
+// told untether's own uuids, only the person's. The live CLI's next
+// request does not carry the person's turn: it keeps its own history in
+// memory, so only a new process (--resume) would.
+func TestRealCLIForeignWhileLive(t *testing.T) {
+	env := claudetest.New(t, fakeapi.Script{Default: &fakeapi.Reply{EchoUser: true}})
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	const own1, own2 = "0b5c8b7e-2222-4000-8000-000000000001", "0b5c8b7e-2222-4000-8000-000000000002"
+	own := func(uuid string) bool { return uuid == own1 || uuid == own2 }
+	cli := startStream(t, ctx, env)
+	id := cli.turn(t, own1, "from the phone")
+	path, err := Path(env.Home, env.Workdir, SessionID(id))
+	require.NoError(t, err)
+	m, err := Stamp(path)
+	require.NoError(t, err)
+
+	printMode(t, ctx, env, "", "typed at the terminal meanwhile", "--resume", id)
+	require.Equal(t, id, cli.turn(t, own2, "the phone again"))
+	calls := env.API.ModelCalls()
+	assert.False(t, calls[len(calls)-1].AnyUserContains("typed at the terminal meanwhile"),
+		"the live CLI did not read what the terminal added")
+	cli.close(t)
+
+	d, _, err := Since(path, m)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"typed at the terminal meanwhile", "the phone again"}, texts(d.Turns))
+	foreign, n := d.Foreign(own)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, []string{"typed at the terminal meanwhile"}, texts(foreign))
+	assert.Equal(t, EntrypointPrint, foreign[0].Entrypoint)
+	if t.Failed() {
+		raw, _ := os.ReadFile(path)
+		t.Logf("transcript:\n%s", raw)
+	}
+}

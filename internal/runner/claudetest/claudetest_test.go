@@ -3,7 +3,9 @@ package claudetest
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -260,4 +262,49 @@ func TestWithVarRefusesManagedKeys(t *testing.T) {
 		assert.Nil(t, <-done, "New returned for %s", k)
 		assert.Contains(t, ftb.msg, ErrManagedVar.Error(), k)
 	}
+}
+
+// TestPersonPATH: the person's claude passes the CLI the offline
+// environment with the caller's HOME, PATH and TERM, and nothing else.
+func TestPersonPATH(t *testing.T) {
+	envBin, err := exec.LookPath("env")
+	require.NoError(t, err)
+	e := New(t, fakeapi.Script{}, WithBinary(envBin), WithVar("QUOTE_ME", "it's $x"))
+	dir := e.PersonPATH()
+	path := dir + ":" + os.Getenv("PATH")
+	cmd := exec.Command("sh", "-c", "claude")
+	cmd.Env = []string{"HOME=/home/person", "PATH=" + path, "ANTHROPIC_API_KEY=sk-real-key-must-not-leak", "HTTPS_PROXY=http://proxy.example:3128"}
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	want := []string{"HOME=/home/person", "PATH=" + path, "TERM=dumb"}
+	for k, v := range e.Vars {
+		if k != "HOME" {
+			want = append(want, k+"="+v)
+		}
+	}
+	assert.ElementsMatch(t, want, strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"))
+}
+
+// TestLoopbackOnly: the test runs again in a namespace whose only
+// interface is loopback, up, where 127.0.0.1 answers.
+func TestLoopbackOnly(t *testing.T) {
+	if !LoopbackOnly(t) {
+		return
+	}
+	ifaces, err := net.Interfaces()
+	require.NoError(t, err)
+	require.Len(t, ifaces, 1, "%+v", ifaces)
+	assert.Equal(t, "lo", ifaces[0].Name)
+	assert.NotZero(t, ifaces[0].Flags&net.FlagUp)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	c.Close()
 }

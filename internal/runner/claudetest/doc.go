@@ -22,5 +22,10 @@
 // A few CLI commands reach past the fake API whatever the environment says
 // (`claude auth status` with a stored claude.ai login, `claude auth login`
 // once a code is pasted); NoNetwork wraps the CLI so such a test runs it in
-// a network namespace with no interface at all.
+// a network namespace with no interface at all. The interactive interface
+// reaches out too (it clones its plugin marketplace from GitHub): a test of
+// it calls LoopbackOnly, which runs the test again in a namespace where
+// only loopback, and so the fake API, is reachable. PersonPATH gives a
+// shell a claude that runs the CLI offline but with the shell's HOME, for
+// tests that run a command line as a person would type it.
 package claudetest

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -62,4 +65,31 @@ func (e *Env) Converse(ctx context.Context, prompt string, args ...string) (stri
 		return result.SessionID, fmt.Errorf("converse: CLI exit: %w: %s", waitErr, stderr.String())
 	}
 	return result.SessionID, nil
+}
+
+// PersonPATH returns a new directory holding a program named claude, to put
+// first on the PATH of a shell that runs a command line as a person would
+// type it (untether's resume line): it runs the CLI with the offline
+// environment (Vars), except that HOME, PATH and TERM are the caller's,
+// whatever set them, and nothing else of the caller's environment reaches
+// the CLI. So the line alone decides where the CLI keeps its sessions.
+func (e *Env) PersonPATH() string {
+	e.t.Helper()
+	keys := make([]string, 0, len(e.Vars))
+	for k := range e.Vars {
+		if k != "HOME" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	script := `#!/bin/sh` + "\n" + `exec env -i HOME="$HOME" PATH="$PATH" TERM="${TERM:-dumb}"`
+	for _, k := range keys {
+		script += " " + shellQuote(k+"="+e.Vars[k])
+	}
+	script += " " + shellQuote(e.Binary) + ` "$@"` + "\n"
+	dir := realTempDir(e.t)
+	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
+		e.t.Fatalf("claudetest: write the person's claude: %v", err)
+	}
+	return dir
 }
