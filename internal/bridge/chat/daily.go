@@ -19,16 +19,7 @@ func (b *Engine) daily(ctx context.Context, fn func(now time.Time)) (stop func()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tick := time.NewTicker(pruneEvery)
-		defer tick.Stop()
-		for {
-			fn(time.Now())
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
+		RunDaily(ctx, fn)
 	}()
 	return func() {
 		cancel()

@@ -149,6 +149,17 @@ func (b *Engine) prewarm(ctx context.Context) {
 	}
 }
 
+// liveChats lists the chats that have an actor.
+func (b *Engine) liveChats() []*Chat {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	chats := make([]*Chat, 0, len(b.chats))
+	for _, c := range b.chats {
+		chats = append(chats, c)
+	}
+	return chats
+}
+
 // Shutdown drains: no new turns start (messages get a notice and are left
 // for the next start), running turns may finish until ctx ends (their
 // answers are delivered; call it while Run still polls, so buttons keep
@@ -156,13 +167,7 @@ func (b *Engine) prewarm(ctx context.Context) {
 // flushed.
 func (b *Engine) Shutdown(ctx context.Context) error {
 	b.draining.Store(true)
-	b.mu.Lock()
-	chats := make([]*Chat, 0, len(b.chats))
-	for _, c := range b.chats {
-		chats = append(chats, c)
-	}
-	b.mu.Unlock()
-	for _, c := range chats {
+	for _, c := range b.liveChats() {
 		c.shutdown(ctx)
 	}
 	actorsDone := make(chan struct{})

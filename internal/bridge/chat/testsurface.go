@@ -18,13 +18,7 @@ import (
 // flushed.
 func (b *Engine) Crash() {
 	b.draining.Store(true)
-	b.mu.Lock()
-	chats := make([]*Chat, 0, len(b.chats))
-	for _, c := range b.chats {
-		chats = append(chats, c)
-	}
-	b.mu.Unlock()
-	for _, c := range chats {
+	for _, c := range b.liveChats() {
 		c.dead.Store(true)
 		if s := c.live.Load(); s != nil {
 			s.Kill()
