@@ -135,21 +135,30 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	sd := notify.New()
 	ready := make(chan struct{})
 	var readyOnce sync.Once
-	b, err := bridge.New(bridge.Options{
+	svc := newOps(cfg, claudeVersion, log) // service.go: [http] listen
+	opts := bridge.Options{
 		Config: cfg, Store: store, Logger: log, InheritEnv: os.Environ(),
 		Pool: runner.NewPool(cfg.Claude.MaxLiveProcesses, cfg.Claude.MaxConcurrentSpawns),
 		Ready: func() {
 			readyOnce.Do(func() {
+				svc.ready()
 				_ = sd.Ready()
 				close(ready)
 				log.Info().Msg("serving Telegram updates")
 			})
 		},
-	})
+	}
+	svc.bridgeOptions(&opts)
+	b, err := bridge.New(opts)
 	if err != nil {
 		log.Error().Err(err).Msg("create bridge")
 		return exitRuntime
 	}
+	if err := svc.start(cfg, b, log); err != nil {
+		log.Error().Err(err).Str("listen", cfg.HTTP.Listen).Msg("cannot serve http.listen")
+		return exitRuntime
+	}
+	defer svc.stop(&log)
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -162,12 +171,14 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		for sig := range sigs {
 			if sig == syscall.SIGHUP {
 				reload(*path, b, &log, redactor)
+				svc.reload(b.Config(), &log)
 				continue
 			}
 			signals++
 			switch signals {
 			case 1:
 				stopping.Store(true)
+				svc.draining()
 				drain := b.Config().Daemon.DrainTimeout.Std()
 				log.Info().Str("signal", sig.String()).Dur("drain_timeout", drain).
 					Msg("stopping: finishing running turns (send the signal again to stop at once)")

@@ -15,7 +15,9 @@ import (
 
 // ButtonKinds is every kind of button, as the first byte of its callback
 // data: the list the press router accepts.
-func ButtonKinds() []byte { return chat.ButtonKinds(modules) }
+func ButtonKinds() []byte {
+	return chat.ButtonKinds(func(h *chat.Host) []chat.Module { return modules(h, &served{}) })
+}
 
 // HoldZips makes every /get zip of the test wait, before it opens each
 // file, until the returned release is called: a zip still being made.

@@ -1,0 +1,122 @@
+package triggers
+
+import (
+	"strings"
+	"time"
+
+	"github.com/untether/untether/internal/bridge/chat"
+	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
+)
+
+// waitingPoll is how often a run waiting for a busy chat looks again (a
+// turn's end also lets it go).
+const waitingPoll = 2 * time.Second
+
+// Note is the line a run's progress and answer carry.
+func Note(name string) string { return "⚡ trigger " + name }
+
+// run sends a run's prompt once the chat is free: a run never folds into
+// a turn someone started. An album or forwards being collected go first.
+func (m *Module) run(c *chat.Chat, r state.TriggerRun) {
+	c.FlushPending()
+	if c.Busy() {
+		w := m.wait.Get(c)
+		w.waiting = append(w.waiting, r)
+		m.pollWaiting(c)
+		return
+	}
+	if !m.host.ChatServed(c.Key()) {
+		c.Log().Warn().Str("trigger", r.Trigger).Int64("run", r.ID).Msg("not running a webhook prompt: the chat is no longer allowed")
+		m.finish(c, r)
+		return
+	}
+	if !m.enterProject(c, r) { // told why not
+		m.finish(c, r)
+		return
+	}
+	c.Log().Info().Str("trigger", r.Trigger).Int64("run", r.ID).Msg("running a webhook prompt")
+	c.SendOutgoing(chat.NewOutgoing(runner.UserInput{Text: r.Prompt}, 0, 0).WithNote(Note(r.Trigger)).
+		OnSettled(func() { m.finish(c, r) }))
+}
+
+// runWaiting runs the oldest run that came while the chat was busy.
+func (m *Module) runWaiting(c *chat.Chat) {
+	w := m.wait.Get(c)
+	if len(w.waiting) == 0 {
+		return
+	}
+	if c.Busy() {
+		m.pollWaiting(c)
+		return
+	}
+	r := w.waiting[0]
+	w.waiting = w.waiting[1:]
+	m.run(c, r)
+}
+
+func (m *Module) pollWaiting(c *chat.Chat) {
+	w := m.wait.Get(c)
+	if w.polling {
+		return
+	}
+	w.polling = true
+	time.AfterFunc(waitingPoll, func() {
+		c.Post(func() {
+			m.wait.Get(c).polling = false
+			m.runWaiting(c)
+		})
+	})
+}
+
+// finish forgets a run: its prompt reached the CLI, or the chat was told
+// why it did not run. A disk that refuses it keeps the write and does it
+// again (durable); a stop before that would run it once more.
+func (m *Module) finish(c *chat.Chat, r state.TriggerRun) {
+	if err := m.store.FinishTriggerRun(c.Ctx(), r.ID); err != nil {
+		c.Log().Error().Err(err).Int64("run", r.ID).Msg("forget a webhook run")
+	}
+	m.mu.Lock()
+	delete(m.handed, r.ID)
+	m.mu.Unlock()
+}
+
+// enterProject moves the chat to the run's project, if its trigger names
+// one, and reports whether the run may go on there. The chat is free (run
+// waited for that). A chat already in the project, on any branch, stays
+// where it is; one moved stays there afterwards, as after /project.
+func (m *Module) enterProject(c *chat.Chat, r state.TriggerRun) bool {
+	if r.Project == "" {
+		return true
+	}
+	cfg := c.Config()
+	what := "⚡ Trigger <b>" + render.EscapeHTML(r.Trigger) + "</b>"
+	p, ok := cfg.Project(r.Project)
+	if !ok {
+		c.Log().Warn().Str("trigger", r.Trigger).Str("project", r.Project).Msg("a webhook prompt's project is gone")
+		c.Reply(what+" did not run: its project <b>"+render.EscapeHTML(r.Project)+"</b> is no longer in untether's configuration.", 0)
+		return false
+	}
+	if !c.MayUse(p) {
+		c.Log().Warn().Str("trigger", r.Trigger).Str("project", r.Project).Msg("a webhook prompt's project is not open to its chat")
+		c.Reply(what+" did not run: its project "+c.NotOpen(p)+".", 0)
+		return false
+	}
+	if _, cur := c.Place(cfg); strings.EqualFold(cur.Project, p.Name) {
+		return true
+	}
+	if err := chat.CheckProjectDir(p); err != nil {
+		c.Reply(what+" did not run: the directory of project <b>"+render.EscapeHTML(p.Name)+
+			"</b> cannot be used: "+render.EscapeHTML(err.Error()), 0)
+		return false
+	}
+	to := chat.Place{Project: p.Name}
+	if !c.SwitchPlace(to, func(string) {}) {
+		return false // busy: cannot happen, run waited
+	}
+	c.Log().Info().Str("trigger", r.Trigger).Str("project", p.Name).Msg("switched to a webhook prompt's project")
+	c.Reply(what+" runs in project <b>"+render.EscapeHTML(p.Name)+"</b>, so this "+c.ChatWord()+
+		" works there now: <code>"+render.EscapeHTML(chat.WhereText(p, to))+"</code>. /project switches back.", 0)
+	return true
+}
