@@ -68,4 +68,3 @@ func (b *Bridge) noteLag(u *models.Update, note ingress.Note) {
 		m.UpdateLag(at.Sub(time.Unix(int64(date), 0)))
 	}
 }
-
