@@ -48,7 +48,9 @@ func withOps(triggers ...config.Trigger) rigOption {
 }
 
 // withPollClientTimeout sets the Telegram client's timeout; after withOps.
-func withPollClientTimeout(d time.Duration) rigOption { return func(r *rig) { r.ops.clientTimeout = d } }
+func withPollClientTimeout(d time.Duration) rigOption {
+	return func(r *rig) { r.ops.clientTimeout = d }
+}
 
 func (o *opsRig) wire(opts *bridge.Options) {
 	if o == nil {
@@ -175,7 +177,9 @@ func TestMetricsAfterATurn(t *testing.T) {
 		after = r.ops.scrape(t)
 		return after.value(metrics.NameAnswerLatency) > before.value(metrics.NameAnswerLatency)
 	}, wait, 20*time.Millisecond)
-	delta := func(name string, labels ...string) float64 { return after.value(name, labels...) - before.value(name, labels...) }
+	delta := func(name string, labels ...string) float64 {
+		return after.value(name, labels...) - before.value(name, labels...)
+	}
 	assert.Equal(t, 1.0, delta(metrics.NameTurnsStarted, "project", "default"))
 	assert.Equal(t, 1.0, delta(metrics.NameTurnsFinished, "project", "default", "outcome", "answered"))
 	assert.Equal(t, 1.0, delta(metrics.NameTurnsFinished), "one turn, one outcome")
