@@ -60,3 +60,6 @@ func (b *Bridge) CloseChatProcess(ctx context.Context, key state.ChatKey) <-chan
 func (b *Bridge) OwnButton(kind byte, key state.ChatKey) (string, error) {
 	return b.e.OwnButton(kind, key)
 }
+
+// Draining reports whether Shutdown began.
+func (b *Bridge) Draining() bool { return b.e.Draining() }
