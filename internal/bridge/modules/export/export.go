@@ -78,7 +78,7 @@ func (m *Module) export(c *chat.Chat, replyTo int) {
 	if dir == "" {
 		dir = chat.PlaceDir(p, pl)
 	}
-	home, loc, workdir := cliHome(m.host, p), cfg.Telegram.Location(), c.UploadDir(cfg)
+	home, loc, workdir := cliHome(p, m.host.InheritEnv()), cfg.Telegram.Location(), c.UploadDir(cfg)
 	c.Typing()
 	c.Offload(func(ctx context.Context) func() {
 		f, rel, size, err := m.write(ctx, home, dir, workdir, id, loc)
@@ -149,17 +149,17 @@ func failure(err error) string {
 
 // cliHome is the HOME the CLI of project p runs with, where its
 // transcripts are (transcript.Dir): the project's home, else its env's,
-// else the daemon's. The places module has the same few lines for
-// /continue; modules do not import each other, and a door for this alone
-// would be more than the copy.
-func cliHome(h *chat.Host, p config.ProjectSettings) string {
+// else the daemon's (inherit is its environment). The places module has
+// the same few lines for /continue; modules do not import each other, and
+// a door for this alone would be more than the copy.
+func cliHome(p config.ProjectSettings, inherit []string) string {
 	if p.Home != "" {
 		return p.Home
 	}
 	if v := p.Env["HOME"]; v != "" {
 		return v
 	}
-	for _, kv := range h.InheritEnv() {
+	for _, kv := range inherit {
 		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
 			return v
 		}
