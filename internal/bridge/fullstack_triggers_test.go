@@ -76,6 +76,15 @@ func (r *rig) triggerAnswer() telegramtest.Message {
 	})
 }
 
+// busy starts a turn that streams for a few seconds, and returns its
+// message once its progress shows.
+func (r *rig) busy(chat telegramtest.ChatID) telegramtest.Message {
+	r.t.Helper()
+	in := r.say(chat, alice, "STEADY please")
+	r.waitBot(chat, "the steady turn's progress", func(m telegramtest.Message) bool { return buttonData(m, "Cancel") != "" })
+	return in
+}
+
 // settled sends a message and waits for its answer: whatever the chat had
 // queued before it has run by then.
 func (r *rig) settled(text string) {
@@ -148,8 +157,7 @@ func TestWebhookWaitsForBusyChat(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withOps(ciTrigger))
 	waitReady(r)
-	steady := r.say(chat, alice, "STEADY please")
-	r.waitBot(chat, "the steady turn's progress", func(m telegramtest.Message) bool { return buttonData(m, "Cancel") != "" })
+	steady := r.busy(chat)
 	code, body := r.ciFailed("d-1")
 	require.Equal(t, http.StatusAccepted, code, body)
 	first := r.finalAnswer(chat, steady.ID, "steady words")
@@ -173,8 +181,7 @@ func TestWebhookRunSurvivesRestart(t *testing.T) {
 			chat := telegramtest.ChatID(alice)
 			r := newRig(t, withOps(ciTrigger))
 			waitReady(r)
-			steady := r.say(chat, alice, "STEADY please")
-			r.waitBot(chat, "the steady turn's progress", func(m telegramtest.Message) bool { return buttonData(m, "Cancel") != "" })
+			steady := r.busy(chat)
 			code, body := r.ciFailed("d-1")
 			require.Equal(t, http.StatusAccepted, code, body)
 			runs, err := r.store.TriggerRuns(context.Background())
@@ -234,4 +241,31 @@ func TestWebhookRunsInItsProject(t *testing.T) {
 	})
 	assert.Contains(t, answer.Text, "⚡ trigger new_issue")
 	assert.True(t, ranIn(r.callFor(prompt), beta), "the CLI ran in beta's directory")
+}
+
+// TestWebhookRunWhoseProjectIsGone: a run kept across a restart after
+// which its trigger's project is no longer configured does not run (in
+// whatever project the chat is in) and the chat is told why; it is not
+// kept for another try.
+func TestWebhookRunWhoseProjectIsGone(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	inBeta := ciTrigger
+	inBeta.Project = "beta"
+	r := newRig(t, withProjects(map[string]config.Project{"beta": {Path: realDir(t)}}), withOps(inBeta))
+	waitReady(r)
+	r.busy(chat)
+	code, body := r.ciFailed("d-1")
+	require.Equal(t, http.StatusAccepted, code, body)
+	r.crash()
+
+	r.mutate = nil // beta and its trigger are gone from the configuration
+	r.ops.triggers = nil
+	r.start()
+	told := r.waitBot(chat, "why it did not run", func(m telegramtest.Message) bool { return strings.Contains(m.Text, "did not run") })
+	assert.Equal(t, "⚠️ Trigger ci-failed did not run: its project beta is no longer in untether's configuration.", told.Text)
+	r.settled("after the restart")
+	assert.Zero(t, modelCallsWith(r.claude.API, ciPrompt))
+	runs, err := r.store.TriggerRuns(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, runs, "told, so not kept")
 }

@@ -1,12 +1,10 @@
 package triggers
 
 import (
-	"strings"
 	"time"
 
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
 )
 
@@ -83,40 +81,8 @@ func (m *Module) finish(c *chat.Chat, r state.TriggerRun) {
 }
 
 // enterProject moves the chat to the run's project, if its trigger names
-// one, and reports whether the run may go on there. The chat is free (run
-// waited for that). A chat already in the project, on any branch, stays
-// where it is; one moved stays there afterwards, as after /project.
+// one, and reports whether the run may go on there (chat.EnterProject).
+// The chat is free: run waited for that.
 func (m *Module) enterProject(c *chat.Chat, r state.TriggerRun) bool {
-	if r.Project == "" {
-		return true
-	}
-	cfg := c.Config()
-	what := "⚡ Trigger <b>" + render.EscapeHTML(r.Trigger) + "</b>"
-	p, ok := cfg.Project(r.Project)
-	if !ok {
-		c.Log().Warn().Str("trigger", r.Trigger).Str("project", r.Project).Msg("a webhook prompt's project is gone")
-		c.Reply(what+" did not run: its project <b>"+render.EscapeHTML(r.Project)+"</b> is no longer in untether's configuration.", 0)
-		return false
-	}
-	if !c.MayUse(p) {
-		c.Log().Warn().Str("trigger", r.Trigger).Str("project", r.Project).Msg("a webhook prompt's project is not open to its chat")
-		c.Reply(what+" did not run: its project "+c.NotOpen(p)+".", 0)
-		return false
-	}
-	if _, cur := c.Place(cfg); strings.EqualFold(cur.Project, p.Name) {
-		return true
-	}
-	if err := chat.CheckProjectDir(p); err != nil {
-		c.Reply(what+" did not run: the directory of project <b>"+render.EscapeHTML(p.Name)+
-			"</b> cannot be used: "+render.EscapeHTML(err.Error()), 0)
-		return false
-	}
-	to := chat.Place{Project: p.Name}
-	if !c.SwitchPlace(to, func(string) {}) {
-		return false // busy: cannot happen, run waited
-	}
-	c.Log().Info().Str("trigger", r.Trigger).Str("project", p.Name).Msg("switched to a webhook prompt's project")
-	c.Reply(what+" runs in project <b>"+render.EscapeHTML(p.Name)+"</b>, so this "+c.ChatWord()+
-		" works there now: <code>"+render.EscapeHTML(chat.WhereText(p, to))+"</code>. /project switches back.", 0)
-	return true
+	return r.Project == "" || c.EnterProject(r.Project, "⚡", "Trigger "+r.Trigger)
 }
