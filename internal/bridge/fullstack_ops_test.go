@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge"
+	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/service"
 	"github.com/untether/untether/internal/service/health"
@@ -238,10 +240,11 @@ func TestHealthzOnAFullDisk(t *testing.T) {
 	assert.Regexp(t, `^ok\ndegraded: state: state writes are refused and kept in memory until they succeed, so a restart now would lose them: .*the disk is full \(for \d+\S*\)\n$`, body)
 	code, _ = r.ops.get(t, "/readyz")
 	assert.Equal(t, http.StatusOK, code)
-	s := r.ops.scrape(t)
-	for _, kind := range []string{"updates", "chat", "turn"} {
-		assert.Greater(t, s.value(metrics.NameStateRefused, "kind", kind), 0.0, kind)
-	}
+	require.Eventually(t, func() bool { // the turn is recorded once its answer is on its way
+		s := r.ops.scrape(t)
+		return s.value(metrics.NameStateRefused, "kind", "updates") > 0 && s.value(metrics.NameStateRefused, "kind", "chat") > 0 &&
+			s.value(metrics.NameStateRefused, "kind", "turn") > 0
+	}, wait, 20*time.Millisecond, "refused writes counted by kind")
 
 	full.Store(false)
 	require.Eventually(t, func() bool { _, body := r.ops.get(t, "/healthz"); return body == "ok\n" }, wait, 20*time.Millisecond,
@@ -277,4 +280,46 @@ func TestHealthzWhilePollWedged(t *testing.T) {
 	r.tg.Delay("getUpdates", 0)
 	require.Eventually(t, func() bool { code, _ := r.ops.get(t, "/healthz"); return code == http.StatusOK }, 2*wait, 200*time.Millisecond,
 		"healthy again once the held poll gives up and the next one completes")
+}
+
+// TestMetricsCountCancelsAndCrashes: a turn a person cancels is counted
+// as cancelled; a CLI killed mid-turn as a crash, its turn as crashed,
+// and the CLI the next message starts as a restart.
+func TestMetricsCountCancelsAndCrashes(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t, withClaude(), withOps())
+	waitReady(r)
+	before := r.ops.scrape(t)
+
+	in := r.busy(chat)
+	prog := r.waitBot(chat, "progress message", func(m telegramtest.Message) bool { return m.ReplyTo == in.ID && buttonData(m, "Cancel") != "" })
+	r.tg.UserPresses(chat, prog.ID, buttonData(prog, "Cancel"))
+	r.waitBot(chat, "stopped notice", func(m telegramtest.Message) bool { return m.ReplyTo == in.ID && strings.Contains(m.Text, "Stopped") })
+
+	in = r.busy(chat)
+	r.streaming(chat, in.ID, "steady words") // the CLI has started the turn
+	pid := r.b.ChatPID(key)
+	require.NotZero(t, pid)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	r.waitBot(chat, "the crash notice", func(m telegramtest.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "Claude stopped unexpectedly")
+	})
+	r.ask(chat, "after the crash")
+
+	var after scrape
+	delta := func(name string, labels ...string) float64 {
+		return after.value(name, labels...) - before.value(name, labels...)
+	}
+	require.Eventually(t, func() bool { // the answer may be seen before the hooks after it ran
+		after = r.ops.scrape(t)
+		return delta(metrics.NameTurnsFinished, "outcome", "answered") == 1
+	}, wait, 20*time.Millisecond)
+	assert.Equal(t, 3.0, delta(metrics.NameTurnsStarted, "project", "default"))
+	assert.Equal(t, 1.0, delta(metrics.NameTurnsFinished, "outcome", "cancelled"))
+	assert.Equal(t, 1.0, delta(metrics.NameTurnsFinished, "outcome", "crashed"))
+	assert.Equal(t, 3.0, delta(metrics.NameTurnsFinished), "each turn once")
+	assert.Equal(t, 1.0, delta(metrics.NameCLICrashes, "project", "default"))
+	assert.Equal(t, 1.0, delta(metrics.NameCLIRestarts, "project", "default"))
+	assert.Equal(t, 2.0, delta(metrics.NameCLISpawns, "project", "default"), "the first CLI and the one after the crash")
 }
