@@ -14,8 +14,8 @@
 // again. The body hash matters because the delivery id is not signed: an
 // attacker who captured a signed delivery could send it again under a new
 // id. What was seen is kept in a Seen store, in memory by default (bounded
-// in entries and time); a store backed by the state database would catch a
-// replay across a restart too.
+// in entries and time); the daemon's is the state database (the bridge's
+// triggers module), which catches a replay across a restart too.
 //
 // The prompt is the trigger's template rendered over the body
 // (internal/service/hookprompt: a missing key renders empty, nothing in a
