@@ -170,8 +170,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		signals := 0
 		for sig := range sigs {
 			if sig == syscall.SIGHUP {
-				reload(*path, b, &log, redactor)
-				svc.reload(b.Config(), &log)
+				reload(*path, b, svc, &log, redactor)
 				continue
 			}
 			signals++
@@ -242,9 +241,10 @@ func newLogger(cfg *config.Config, out *os.File) (zerolog.Logger, *logx.Redactor
 	return logx.New(string(cfg.Log.Level), logx.Format(cfg.Log.Format), out, cfg.Secrets()...)
 }
 
-// reload applies the safe subset of a changed config file (SIGHUP). The
-// secrets it brings (a new voice API key) are redacted from then on.
-func reload(path string, b *bridge.Bridge, log *zerolog.Logger, redactor *logx.Redactor) {
+// reload applies the safe subset of a changed config file (SIGHUP), the
+// webhooks' triggers included. The secrets it brings (a new voice API key,
+// a trigger's secret) are redacted from then on.
+func reload(path string, b *bridge.Bridge, svc *ops, log *zerolog.Logger, redactor *logx.Redactor) {
 	next, err := config.Load(path, os.Getenv)
 	if err != nil {
 		log.Error().Err(err).Msg("reload: keeping the running configuration")
@@ -255,6 +255,7 @@ func reload(path string, b *bridge.Bridge, log *zerolog.Logger, redactor *logx.R
 	reloadable, restart := cur.Diff(next)
 	// Keys that need a restart keep their running values.
 	b.Reload(cur.Reloaded(next))
+	svc.reload(b.Config(), log) // service.go
 	logx.SetLevel(string(next.Log.Level))
 	log.Info().Strs("applied", reloadable).Strs("need_restart", restart).Msg("configuration reloaded")
 }
