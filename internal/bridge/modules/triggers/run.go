@@ -12,8 +12,8 @@ import (
 // turn's end also lets it go).
 const waitingPoll = 2 * time.Second
 
-// Note is the line a run's progress and answer carry.
-func Note(name string) string { return "⚡ trigger " + name }
+// note is the line a run's progress and answer carry.
+func note(name string) string { return "⚡ trigger " + name }
 
 // run sends a run's prompt once the chat is free: a run never folds into
 // a turn someone started. An album or forwards being collected go first.
@@ -35,7 +35,7 @@ func (m *Module) run(c *chat.Chat, r state.TriggerRun) {
 		return
 	}
 	c.Log().Info().Str("trigger", r.Trigger).Int64("run", r.ID).Msg("running a webhook prompt")
-	c.SendOutgoing(chat.NewOutgoing(runner.UserInput{Text: r.Prompt}, 0, 0).WithNote(Note(r.Trigger)).
+	c.SendOutgoing(chat.NewOutgoing(runner.UserInput{Text: r.Prompt}, 0, 0).WithNote(note(r.Trigger)).
 		OnSettled(func() { m.finish(c, r) }))
 }
 
