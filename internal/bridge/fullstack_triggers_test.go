@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,4 +272,25 @@ func TestWebhookRunWhoseProjectIsGone(t *testing.T) {
 	runs, err := r.store.TriggerRuns(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, runs, "told, so not kept")
+}
+
+// TestWebhookOnAFullDisk: while the state database refuses writes, a
+// delivery cannot be kept, so it is answered 503 and nothing runs; the
+// sender's retry once the disk takes writes again runs, once.
+func TestWebhookOnAFullDisk(t *testing.T) {
+	var full atomic.Bool
+	r := newRig(t, withOps(ciTrigger))
+	waitReady(r)
+	r.store.InjectWriteFault(diskFull(&full))
+	full.Store(true)
+	code, body := r.ciFailed("d-1")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "the state database refuses writes")
+
+	full.Store(false)
+	code, body = r.ciFailed("d-1")
+	require.Equal(t, http.StatusAccepted, code, body)
+	r.triggerAnswer()
+	r.settled("after the retry")
+	assert.Equal(t, 1, modelCallsWith(r.claude.API, ciPrompt))
 }

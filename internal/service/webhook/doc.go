@@ -23,7 +23,8 @@
 // Firer's answer decides the status: nil is 202 Accepted; ErrUnavailable
 // (the chat cannot take work now, e.g. the daemon is draining) is 503 with
 // Retry-After, and the delivery is forgotten so that the sender's retry
-// runs; any other error is 500.
+// runs; any other error is 500. A Seen store that cannot record the
+// delivery now (ErrUnavailable: a full disk) gets the same 503.
 //
 // Refused deliveries are logged at most once a minute per trigger (names
 // that are no trigger share one allowance), with how many were not logged

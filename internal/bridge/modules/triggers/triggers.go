@@ -133,9 +133,14 @@ func (m *Module) handOverLocked(r state.TriggerRun) {
 }
 
 // Claim implements webhook.Seen, in the state database: a replay is
-// caught across a restart.
+// caught across a restart. A disk that refuses the write makes the sender
+// try again later (503).
 func (m *Module) Claim(ctx context.Context, key string, now time.Time) (bool, error) {
-	return m.store.ClaimWebhookKey(ctx, key, now, webhook.DefaultReplayWindow)
+	fresh, err := m.store.ClaimWebhookKey(ctx, key, now, webhook.DefaultReplayWindow)
+	if errors.Is(err, state.ErrStorage) {
+		return false, errUnavailable("the state database refuses writes, so the delivery could not be recorded")
+	}
+	return fresh, err
 }
 
 // Release implements webhook.Seen.
