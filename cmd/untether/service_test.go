@@ -38,31 +38,43 @@ func (d *daemon) withHTTP(triggers string) string {
 	return "http://" + addr
 }
 
-func httpGet(t *testing.T, url string) (int, string) {
+// httpDo makes req and returns the answer's status, headers and body.
+func httpDo(t *testing.T, req *http.Request) (int, http.Header, string) {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
-}
-
-// ping sends GitHub's ping for trigger name, signed with secret.
-func ping(t *testing.T, url, name, secret string) (int, string) {
-	t.Helper()
-	body := []byte(`{"zen":"Keep it logically awesome.","hook_id":1}`)
-	req, err := http.NewRequest(http.MethodPost, url+"/hooks/"+name, bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(webhook.EventHeader, "ping")
-	req.Header.Set(webhook.SignatureHeader, webhook.Sign(secret, body))
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	code, _, body := httpDo(t, req)
+	return code, body
+}
+
+// deliver posts body to trigger name as GitHub does, signed with secret.
+func deliver(t *testing.T, url, name, event, secret string, body []byte) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+"/hooks/"+name, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if event != "" {
+		req.Header.Set(webhook.EventHeader, event)
+	}
+	req.Header.Set(webhook.SignatureHeader, webhook.Sign(secret, body))
+	return httpDo(t, req)
+}
+
+// ping sends GitHub's ping for trigger name, signed with secret.
+func ping(t *testing.T, url, name, secret string) (int, string) {
+	t.Helper()
+	code, _, body := deliver(t, url, name, "ping", secret, []byte(`{"zen":"Keep it logically awesome.","hook_id":1}`))
+	return code, body
 }
 
 const (
@@ -156,15 +168,9 @@ func TestServiceDuringDrain(t *testing.T) {
 	code, _ = httpGet(t, url+"/healthz")
 	assert.Equal(t, http.StatusOK, code, "draining is not dying")
 
-	hook := []byte(`{"text":"a delivery during the drain"}`)
-	req, err := http.NewRequest(http.MethodPost, url+"/hooks/ci", bytes.NewReader(hook))
-	require.NoError(t, err)
-	req.Header.Set(webhook.SignatureHeader, webhook.Sign(hookSecret, hook))
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	retry, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	code, header, _ := deliver(t, url, "ci", "", hookSecret, []byte(`{"text":"a delivery during the drain"}`))
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	retry, err := strconv.Atoi(header.Get("Retry-After"))
 	require.NoError(t, err)
 	assert.Positive(t, retry)
 

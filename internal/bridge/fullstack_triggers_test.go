@@ -86,6 +86,16 @@ func (r *rig) busy(chat telegramtest.ChatID) telegramtest.Message {
 	return in
 }
 
+// runWhileBusy makes the chat busy and delivers ciTrigger's payload
+// meanwhile: accepted, its run waits. It returns the busy turn's message.
+func (r *rig) runWhileBusy(chat telegramtest.ChatID) telegramtest.Message {
+	r.t.Helper()
+	in := r.busy(chat)
+	code, body := r.ciFailed("d-1")
+	require.Equal(r.t, http.StatusAccepted, code, body)
+	return in
+}
+
 // settled sends a message and waits for its answer: whatever the chat had
 // queued before it has run by then.
 func (r *rig) settled(text string) {
@@ -161,9 +171,7 @@ func TestWebhookWaitsForBusyChat(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	r := newRig(t, withOps(ciTrigger))
 	waitReady(r)
-	steady := r.busy(chat)
-	code, body := r.ciFailed("d-1")
-	require.Equal(t, http.StatusAccepted, code, body)
+	steady := r.runWhileBusy(chat)
 	first := r.finalAnswer(chat, steady.ID, "steady words")
 	answer := r.triggerAnswer()
 	assert.Greater(t, answer.ID, first.ID, "the webhook's answer comes after the running turn's")
@@ -185,9 +193,7 @@ func TestWebhookRunSurvivesRestart(t *testing.T) {
 			chat := telegramtest.ChatID(alice)
 			r := newRig(t, withOps(ciTrigger))
 			waitReady(r)
-			steady := r.busy(chat)
-			code, body := r.ciFailed("d-1")
-			require.Equal(t, http.StatusAccepted, code, body)
+			steady := r.runWhileBusy(chat)
 			runs, err := r.store.TriggerRuns(context.Background())
 			require.NoError(t, err)
 			require.Len(t, runs, 1, "kept while it waits")
@@ -200,7 +206,7 @@ func TestWebhookRunSurvivesRestart(t *testing.T) {
 				go func() { defer close(drained); r.drain(wait) }()
 				require.Eventually(t, b.Draining, wait, time.Millisecond)
 				other := bytes.Replace(githubPayload(t, "workflow_run.completed.failure.json"), []byte("fix/rounding"), []byte("fix/other"), 1)
-				code, body = r.hook("ci-failed", "workflow_run", "d-2", other, ciSecret)
+				code, body := r.hook("ci-failed", "workflow_run", "d-2", other, ciSecret)
 				assert.Equal(t, http.StatusServiceUnavailable, code, "a delivery during the drain")
 				assert.Contains(t, body, "untether is restarting")
 				r.finalAnswer(chat, steady.ID, "steady words") // the drain lets the running turn finish
@@ -257,9 +263,7 @@ func TestWebhookRunWhoseProjectIsGone(t *testing.T) {
 	inBeta.Project = "beta"
 	r := newRig(t, withProjects(map[string]config.Project{"beta": {Path: realDir(t)}}), withOps(inBeta))
 	waitReady(r)
-	r.busy(chat)
-	code, body := r.ciFailed("d-1")
-	require.Equal(t, http.StatusAccepted, code, body)
+	r.runWhileBusy(chat)
 	r.crash()
 
 	r.mutate = nil // beta and its trigger are gone from the configuration
