@@ -10,5 +10,10 @@
 // (exit 2). See usage.go.
 //
 // main only wires packages together: config → logger → state → runner pool
-// → bridge, plus signals and systemd notifications.
+// → bridge, plus signals and systemd notifications, and with [http] listen
+// the service (service.go): the metrics the bridge feeds, the readiness
+// gate (ready at the first poll, not from the drain on), the /healthz
+// troubles refused state writes raise, the webhooks' triggers (replaced on
+// SIGHUP), and the listener, started before the bridge runs and closed
+// after it stopped.
 package main

@@ -135,21 +135,30 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	sd := notify.New()
 	ready := make(chan struct{})
 	var readyOnce sync.Once
-	b, err := bridge.New(bridge.Options{
+	svc := newOps(cfg, claudeVersion, log) // service.go: [http] listen
+	opts := bridge.Options{
 		Config: cfg, Store: store, Logger: log, InheritEnv: os.Environ(),
 		Pool: runner.NewPool(cfg.Claude.MaxLiveProcesses, cfg.Claude.MaxConcurrentSpawns),
 		Ready: func() {
 			readyOnce.Do(func() {
+				svc.ready()
 				_ = sd.Ready()
 				close(ready)
 				log.Info().Msg("serving Telegram updates")
 			})
 		},
-	})
+	}
+	svc.bridgeOptions(&opts)
+	b, err := bridge.New(opts)
 	if err != nil {
 		log.Error().Err(err).Msg("create bridge")
 		return exitRuntime
 	}
+	if err := svc.start(cfg, b, log); err != nil {
+		log.Error().Err(err).Str("listen", cfg.HTTP.Listen).Msg("cannot serve http.listen")
+		return exitRuntime
+	}
+	defer svc.stop(&log)
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -161,13 +170,14 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		signals := 0
 		for sig := range sigs {
 			if sig == syscall.SIGHUP {
-				reload(*path, b, &log, redactor)
+				reload(*path, b, svc, &log, redactor)
 				continue
 			}
 			signals++
 			switch signals {
 			case 1:
 				stopping.Store(true)
+				svc.draining()
 				drain := b.Config().Daemon.DrainTimeout.Std()
 				log.Info().Str("signal", sig.String()).Dur("drain_timeout", drain).
 					Msg("stopping: finishing running turns (send the signal again to stop at once)")
@@ -231,9 +241,10 @@ func newLogger(cfg *config.Config, out *os.File) (zerolog.Logger, *logx.Redactor
 	return logx.New(string(cfg.Log.Level), logx.Format(cfg.Log.Format), out, cfg.Secrets()...)
 }
 
-// reload applies the safe subset of a changed config file (SIGHUP). The
-// secrets it brings (a new voice API key) are redacted from then on.
-func reload(path string, b *bridge.Bridge, log *zerolog.Logger, redactor *logx.Redactor) {
+// reload applies the safe subset of a changed config file (SIGHUP), the
+// webhooks' triggers included. The secrets it brings (a new voice API key,
+// a trigger's secret) are redacted from then on.
+func reload(path string, b *bridge.Bridge, svc *ops, log *zerolog.Logger, redactor *logx.Redactor) {
 	next, err := config.Load(path, os.Getenv)
 	if err != nil {
 		log.Error().Err(err).Msg("reload: keeping the running configuration")
@@ -244,6 +255,7 @@ func reload(path string, b *bridge.Bridge, log *zerolog.Logger, redactor *logx.R
 	reloadable, restart := cur.Diff(next)
 	// Keys that need a restart keep their running values.
 	b.Reload(cur.Reloaded(next))
+	svc.reload(b.Config(), log) // service.go
 	logx.SetLevel(string(next.Log.Level))
 	log.Info().Strs("applied", reloadable).Strs("need_restart", restart).Msg("configuration reloaded")
 }

@@ -44,16 +44,20 @@ type Bridge struct {
 	ignored     ignoreLog              // rate limit of refusal logs (admit.go)
 	conflict    ingress.ConflictStreak // 409s in a row (conflict.go)
 	albums      albumMemory            // albums addressed to the bot in groups (admit.go)
+	served      served                 // modules served from outside the engine (service.go)
 }
 
 // New prepares a bridge with the modules (modules.go); Run starts it.
 func New(opts Options) (*Bridge, error) {
-	opts.Modules = modules
+	b := &Bridge{log: opts.Logger, fatal: make(chan error, 1), loop: ingress.NewLoop(opts.Logger, opts.Ready)}
+	opts.Modules = func(h *chat.Host) []chat.Module { return modules(h, &b.served) }
+	b.observe(&opts) // service.go
 	e, err := chat.New(opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Bridge{e: e, log: opts.Logger, fatal: make(chan error, 1), loop: ingress.NewLoop(opts.Logger, opts.Ready)}, nil
+	b.e = e
+	return b, nil
 }
 
 // Config returns the live configuration.

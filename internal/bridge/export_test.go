@@ -15,7 +15,9 @@ import (
 
 // ButtonKinds is every kind of button, as the first byte of its callback
 // data: the list the press router accepts.
-func ButtonKinds() []byte { return chat.ButtonKinds(modules) }
+func ButtonKinds() []byte {
+	return chat.ButtonKinds(func(h *chat.Host) []chat.Module { return modules(h, &served{}) })
+}
 
 // HoldZips makes every /get zip of the test wait, before it opens each
 // file, until the returned release is called: a zip still being made.
@@ -58,3 +60,6 @@ func (b *Bridge) CloseChatProcess(ctx context.Context, key state.ChatKey) <-chan
 func (b *Bridge) OwnButton(kind byte, key state.ChatKey) (string, error) {
 	return b.e.OwnButton(kind, key)
 }
+
+// Draining reports whether Shutdown began.
+func (b *Bridge) Draining() bool { return b.e.Draining() }

@@ -4,25 +4,34 @@ import (
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/modules/background"
 	"github.com/untether/untether/internal/bridge/modules/budget"
+	"github.com/untether/untether/internal/bridge/modules/export"
 	"github.com/untether/untether/internal/bridge/modules/files"
 	"github.com/untether/untether/internal/bridge/modules/mcpnotice"
+	"github.com/untether/untether/internal/bridge/modules/metrics"
 	"github.com/untether/untether/internal/bridge/modules/phone"
 	"github.com/untether/untether/internal/bridge/modules/places"
 	"github.com/untether/untether/internal/bridge/modules/schedules"
 	"github.com/untether/untether/internal/bridge/modules/settings"
+	"github.com/untether/untether/internal/bridge/modules/triggers"
 )
 
 // modules are the bridge's features, in the order the engine calls their
-// hooks and lists their commands in /help. The order is behaviour: a mode
+// hooks and lists their commands in /help. The order is behaviour: the
+// metrics note a turn's result before any module answers it; a mode
 // switch the CLI reports is followed (settings) before a turn's cost is
-// counted (budget) and a waiting scheduled run goes (schedules).
-func modules(h *chat.Host) []chat.Module {
+// counted (budget) and a waiting scheduled run or webhook run goes
+// (schedules, triggers). The bridge keeps the modules it serves from
+// outside the engine (the webhooks' triggers) in out.
+func modules(h *chat.Host, out *served) []chat.Module {
 	return []chat.Module{
+		metrics.New(h),
 		settings.New(),
 		budget.New(h),
 		schedules.New(h),
+		out.keep(triggers.New(h)),
 		places.New(h),
 		files.New(h),
+		export.New(h),
 		phone.New(h),
 		mcpnotice.New(),
 		background.New(),

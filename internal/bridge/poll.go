@@ -61,6 +61,7 @@ func (b *Bridge) onUpdate(ctx context.Context, _ *bot.Bot, u *models.Update) {
 		return
 	}
 	note := b.loop.Take(u.ID)
+	b.noteLag(u, note) // service.go
 	err := b.handleUpdate(ctx, u, note)
 	b.loop.Handled(time.Now(), u.ID, note, err)
 }

@@ -86,6 +86,9 @@ type rig struct {
 	// opened, when set, sees each store start opens before the bridge
 	// uses it (to inject faults).
 	opened func(*state.Store)
+	// ops, when set, runs the HTTP service beside each bridge started
+	// (fullstack_ops_test.go).
+	ops *opsRig
 }
 
 // lockedBuffer collects the logs of every bridge a rig starts (a crashed
@@ -163,7 +166,7 @@ func (r *rig) start() {
 	cfg := r.config()
 	r.ready = make(chan struct{})
 	ready := r.ready
-	b, err := bridge.New(bridge.Options{
+	opts := bridge.Options{
 		Config: cfg, Store: store, Pool: runner.NewPool(cfg.Claude.MaxLiveProcesses, cfg.Claude.MaxConcurrentSpawns),
 		Logger:     zerolog.New(r.logs).With().Timestamp().Logger(),
 		InheritEnv: []string{"PATH=" + os.Getenv("PATH")},
@@ -172,9 +175,12 @@ func (r *rig) start() {
 			GroupBurst: 5, GlobalRate: 100, GlobalBurst: 20},
 		Ready: func() { close(ready) },
 		Clock: r.clock,
-	})
+	}
+	r.ops.wire(&opts) // fullstack_ops_test.go; nothing without ops
+	b, err := bridge.New(opts)
 	require.NoError(t, err)
 	r.b = b
+	r.ops.serve(r, b)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	r.done = make(chan error, 1)
@@ -196,6 +202,7 @@ func (r *rig) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	assert.NoError(r.t, r.b.Shutdown(ctx))
+	r.ops.close(r.t)
 	assert.NoError(r.t, r.store.Close())
 	r.b = nil
 	assert.NotContains(r.t, r.logs.String(), r.tg.Token(), "the bot token must never be logged")
@@ -206,6 +213,7 @@ func (r *rig) crash() {
 	r.b.Crash()
 	r.cancel()
 	<-r.done
+	r.ops.close(r.t)
 	_ = r.store.Close()
 	r.b = nil
 }
@@ -250,6 +258,7 @@ func (r *rig) drain(timeout time.Duration) {
 	assert.NoError(r.t, r.b.Shutdown(ctx))
 	r.cancel()
 	<-r.done
+	r.ops.close(r.t)
 	assert.NoError(r.t, r.store.Close())
 	r.b = nil
 }

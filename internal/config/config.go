@@ -433,6 +433,10 @@ type Files struct {
 	// sent when one turn ends; the rest are moved to .untether/sent and
 	// counted in one "not sent" message.
 	MaxFilesPerTurn int `toml:"max_files_per_turn"`
+	// ExportInGroups lets /export send a session's conversation in groups
+	// and forum topics, where everyone in them reads it; off, /export
+	// works in private chats only.
+	ExportInGroups bool `toml:"export_in_groups"`
 }
 
 // DefaultDeny is [files] deny's default: common places secrets live.

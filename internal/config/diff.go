@@ -41,6 +41,10 @@ var reloadable = []string{
 	"claude.retry_after_limit",
 	"budget.*",
 	"scheduler.max_per_chat",
+	// Webhooks: the handler's triggers are replaced on SIGHUP
+	// (cmd/untether calls service.SetTriggers); http.listen needs a
+	// restart.
+	"triggers",
 }
 
 // IsReloadable reports whether a change to key can be applied on SIGHUP.

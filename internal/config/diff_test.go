@@ -39,6 +39,7 @@ var wantReloadable = map[string]bool{
 	"files.deny":                  true,
 	"files.zip_dirs":              true,
 	"files.max_files_per_turn":    true,
+	"files.export_in_groups":      true,
 	"voice.api_url":               true,
 	"voice.api_key":               true,
 	"voice.api_key_env":           true,
@@ -62,6 +63,9 @@ var wantReloadable = map[string]bool{
 	"render.show_resume_line":        true,
 	"render.context_warn_at":         true,
 	"render.context_full_at":         true,
+	// The webhook handler takes the new list on SIGHUP (cmd/untether);
+	// the listener's address needs a restart.
+	"triggers": true,
 }
 
 // mutate changes v to a different value of its type.

@@ -35,7 +35,8 @@
 // chat must be one untether serves and its project must exist, as for a
 // schedule; its secret (inline or through secret_env) is a Secret; its
 // prompt is parsed with internal/service/hookprompt, the parser the
-// webhook handler uses.
+// webhook handler uses. [[triggers]] are reloadable (the daemon gives the
+// webhook handler the new list on SIGHUP); http.listen needs a restart.
 //
 // untether.example.toml at the repository root documents every key with its
 // default; tests keep it complete and in step with Default.

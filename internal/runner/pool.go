@@ -17,6 +17,7 @@ type Pool struct {
 
 	mu      sync.Mutex
 	live    map[*Session]struct{}
+	waiting int           // sessions waiting in acquire for a live slot (pool_stats.go)
 	changed chan struct{} // closed and replaced whenever live or a state changes
 }
 
@@ -42,6 +43,14 @@ func (p *Pool) Live() int {
 // live slot is free or was made by closing an idle process. The returned
 // release frees the spawn slot (the live slot is held until processExited).
 func (p *Pool) acquire(ctx context.Context, s *Session) (release func(), err error) {
+	waiting := false
+	defer func() {
+		if waiting {
+			p.mu.Lock()
+			p.waiting--
+			p.mu.Unlock()
+		}
+	}()
 	for {
 		p.mu.Lock()
 		if len(p.live) < p.maxLive {
@@ -49,6 +58,10 @@ func (p *Pool) acquire(ctx context.Context, s *Session) (release func(), err err
 			p.notifyLocked()
 			p.mu.Unlock()
 			break
+		}
+		if !waiting {
+			waiting = true
+			p.waiting++
 		}
 		victim := p.lruIdleLocked(s)
 		wait := p.changed

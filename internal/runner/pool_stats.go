@@ -8,6 +8,9 @@ type PoolStats struct {
 	// whose turn waits on a human decision; Idle those that could be closed
 	// to make room (the pool does so by itself).
 	Working, Approval, Idle int
+	// Waiting counts sessions waiting for a live slot (every slot taken):
+	// one per chat whose message cannot reach Claude yet.
+	Waiting int
 }
 
 // Full reports whether every live slot is taken by a process that cannot be
@@ -18,7 +21,7 @@ func (st PoolStats) Full() bool { return st.Live >= st.Max && st.Idle == 0 }
 func (p *Pool) Stats() PoolStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := PoolStats{Live: len(p.live), Max: p.maxLive}
+	st := PoolStats{Live: len(p.live), Max: p.maxLive, Waiting: p.waiting}
 	for s := range p.live {
 		switch s.State() {
 		case StateApproval:

@@ -25,6 +25,9 @@ type Approval struct {
 	deadline time.Time
 	sess     *runner.Session
 	q        *questionnaire // AskUserQuestion only
+	// decided is what resolve recorded, for the approval-end hooks that
+	// closeApproval runs.
+	decided state.Decision
 }
 
 func (c *Chat) requestApproval(req runner.ApprovalRequested) {
@@ -172,6 +175,7 @@ func (c *Chat) resolve(a *Approval, d runner.Decision, outcome render.Decision, 
 	if err := c.b.store.DecideApproval(c.ctx(), a.token, stDec, uid, time.Now(), note); err != nil {
 		c.logger().Error().Err(err).Msg("record approval decision")
 	}
+	a.decided = stDec
 	c.closeApproval(a, "", outcome, &by, note)
 	switch {
 	case c.turn == nil:
@@ -206,6 +210,17 @@ func (c *Chat) closeApproval(a *Approval, stDec state.Decision, outcome render.D
 	delete(c.byRequest, a.req.RequestID)
 	c.b.forgetButton(a.token)
 	c.updateCounts()
+	if stDec == "" {
+		stDec = a.decided
+	}
+	c.approvalEnded(a, stDec)
+}
+
+// approvalEnded runs the approval-end hooks (the metrics).
+func (c *Chat) approvalEnded(a *Approval, d state.Decision) {
+	for _, h := range c.b.reg.onApprovalEnd {
+		h(c, a, d)
+	}
 }
 
 func (c *Chat) expireApproval(a *Approval) {

@@ -64,6 +64,7 @@ func (c *Chat) releaseHumanWaits() {
 		if c.turn != nil {
 			c.turn.view.Resolve(a.req.RequestID)
 		}
+		c.approvalEnded(a, state.DecisionInterrupted)
 	}
 	c.logger().Info().Msg("stopped a turn waiting on a decision, for the restart")
 	c.updateCounts()

@@ -21,6 +21,7 @@ import (
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/service/metrics"
 )
 
 // Options are the bridge's dependencies.
@@ -45,6 +46,15 @@ type Options struct {
 	// Modules builds the features, in the order the engine calls their
 	// hooks and lists their commands (bridge's modules.go).
 	Modules func(h *Host) []Module
+	// Metrics is what the metrics module feeds (host_metrics.go); nil
+	// records nothing.
+	Metrics *metrics.Metrics
+	// StateWatch hears of state writes the disk refused and of their
+	// recovery (durable.Watcher: metrics and /healthz); nil for nobody.
+	StateWatch durable.Watcher
+	// Polled is when a getUpdates call last succeeded (zero before the
+	// first); the bridge sets it, for the metrics. nil: never known.
+	Polled func() time.Time
 }
 
 // Engine connects Telegram chats to Claude sessions.
@@ -89,6 +99,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	b.ownDirs = owndir.NewReports(&b.log)
 	b.store = durable.New(opts.Store, opts.Logger, stateChats{b})
+	b.store.SetWatcher(opts.StateWatch)
 	b.reg = b.buildRegistry(opts.Modules)
 	b.cfg.Store(opts.Config)
 	return b, nil

@@ -58,7 +58,7 @@ func (c *Chat) resendQueued() {
 		if o == nil || o.state == runner.MessageStarted || o.state == runner.MessageCompleted {
 			continue
 		}
-		again = append(again, &Outgoing{input: o.input, msgID: o.msgID, label: o.label, from: o.from, resend: true})
+		again = append(again, &Outgoing{input: o.input, msgID: o.msgID, label: o.label, from: o.from, resend: true, note: o.note})
 	}
 	clear(c.inputs)
 	clear(c.userMsgs)
@@ -73,6 +73,9 @@ func (c *Chat) resendQueued() {
 	c.sends.queue = append(again, c.sends.queue...)
 	if c.turn == nil || c.turn.done {
 		c.startTurn(again[0].msgID)
+		if n := again[0].note; n != "" { // a scheduled run's, a webhook's: the turn says why it came
+			c.turn.notes = append(c.turn.notes, n)
+		}
 	}
 	c.pump()
 }

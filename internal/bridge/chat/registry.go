@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/go-telegram/bot/models"
 
@@ -151,6 +152,11 @@ type Registry struct {
 	onFlush   []func(c *Chat)
 	onReplay  []func(entries []outbox.JournalEntry)
 	slots     int // how many slots modules asked for (slot.go)
+	// What the metrics watch (below): approvals' ends, and what the
+	// outbox tells of Telegram.
+	onApprovalEnd []func(c *Chat, a *Approval, d state.Decision)
+	onDelivered   []func(d outbox.Dispatch)
+	onRateLimited []func(key outbox.ChatKey, retryAfter time.Duration)
 }
 
 func newRegistry() *Registry {
@@ -281,6 +287,25 @@ func (r *Registry) OnFlush(h func(c *Chat)) { r.onFlush = append(r.onFlush, h) }
 // replays, before they are sent.
 func (r *Registry) OnJournalReplay(h func(entries []outbox.JournalEntry)) {
 	r.onReplay = append(r.onReplay, h)
+}
+
+// OnApprovalEnd adds a hook that sees every approval end, however it ends:
+// decided (allow, deny, always, answer), expired, withdrawn by the CLI, or
+// interrupted by a restart; a.Created() says how long it waited.
+func (r *Registry) OnApprovalEnd(h func(c *Chat, a *Approval, d state.Decision)) {
+	r.onApprovalEnd = append(r.onApprovalEnd, h)
+}
+
+// OnDelivered adds a hook that sees each send, edit or delete Telegram
+// accepted, as the outbox describes it (outbox.Options.Delivered): from
+// an outbox goroutine, so it must be fast and touch no chat.
+func (r *Registry) OnDelivered(h func(d outbox.Dispatch)) { r.onDelivered = append(r.onDelivered, h) }
+
+// OnRateLimited adds a hook that sees each 429 Telegram answered a chat's
+// call with, and its retry_after (outbox.Options.RateLimited): it may run
+// under the outbox's locks, so it must be fast and call nothing.
+func (r *Registry) OnRateLimited(h func(key outbox.ChatKey, retryAfter time.Duration)) {
+	r.onRateLimited = append(r.onRateLimited, h)
 }
 
 // flushPending runs the flush hooks: what modules collect for the chat

@@ -48,6 +48,7 @@ func (b *Engine) Connect(tg *bot.Bot, client *http.Client, botUsername string) *
 	lg := b.log
 	oopts.Logger = &lg
 	oopts.OnReplaced = b.messageReplaced
+	b.observeOutbox(&oopts) // host_metrics.go
 	out := outbox.New(tg, oopts)
 	b.mu.Lock() // Shutdown may run concurrently when a stop comes during start-up
 	b.out = out

@@ -67,7 +67,7 @@ func (c *Chat) startTurn(replyTo int) {
 func (c *Chat) showProgress(t *turn, now time.Time) {
 	html, kb := render.RenderProgress(t.view, c.progressOptions(t, now))
 	t.progress = c.b.out.Send(c.ctx(), c.outKey, outbox.Low, outbox.Content{Text: html, Keyboard: kb},
-		outbox.SendOptions{ReplyTo: outbox.MessageID(t.replyTo), Silent: true, Tag: "progress"})
+		outbox.SendOptions{ReplyTo: outbox.MessageID(t.replyTo), Silent: true, Tag: TagProgress})
 	t.lastFP, t.lastRender = c.progressFingerprint(t), now
 	c.recordLiveProgress(t, now)
 }
@@ -194,6 +194,9 @@ func (c *Chat) onEvent(ev runner.Event) {
 		c.reply("ℹ️ The previous conversation could not be resumed, so Claude started a new session.", 0)
 	case runner.ProcessExited:
 		c.onExit(e)
+		for _, h := range c.b.reg.onEvent { // after the engine has ended the turn it stopped
+			h(c, ev)
+		}
 		return
 	}
 	if c.turn != nil && !c.turn.done {

@@ -78,12 +78,14 @@ func (w *Writes) failedLocked(ctx context.Context, op writeOp, err error) (repor
 			changed = append(changed, k)
 		}
 	}
-	runCtx := w.ctx
+	runCtx, watch, since := w.ctx, w.watch, ep.since
 	return func() {
+		watch.WriteRefused(string(op.kind))
 		if firstOfKind {
 			w.logRefused(op.kind, err)
 		}
 		if started {
+			watch.Refusing(err, since)
 			go w.retryLoop(runCtx)
 		}
 		for _, k := range changed {
@@ -156,10 +158,12 @@ func (w *Writes) retryKept() (recovered bool) {
 	}
 	ep := w.episode
 	w.episode = nil
+	watch := w.watch
 	w.mu.Unlock()
 	if ep == nil {
 		return true
 	}
+	watch.Saved()
 	w.log.Info().Dur("after", time.Since(ep.since).Round(time.Millisecond)).Int("writes_done_again", done).
 		Strs("kinds", kindNames(ep.logged)).Str("path", w.Path()).Msg("state is saved again")
 	for k := range ep.chats {
@@ -215,6 +219,8 @@ func (k writeKind) risk() string {
 		return "which scheduled prompts and retries already ran (one could run again)"
 	case kindSettings:
 		return "recent changes of settings"
+	case kindTrigger:
+		return "which webhook prompts already ran (one could run again)"
 	}
 	return string(k)
 }

@@ -38,6 +38,7 @@ type Writes struct {
 	notices map[state.ChatKey]*stateNotice
 	ctx     context.Context // bounds the retry loop; set by Run
 	kick    chan struct{}   // a write worked: retry the kept ones now
+	watch   Watcher         // hears of refusals and recoveries (SetWatcher); never nil
 }
 
 // writeKind groups writes by what a restart would lose without them; a
@@ -54,6 +55,7 @@ const (
 	kindProcess  writeKind = "process"  // CLI processes to clean up after a crash
 	kindSchedule writeKind = "schedule" // schedules, retries after a limit, limit windows
 	kindSettings writeKind = "settings" // chat and daemon settings
+	kindTrigger  writeKind = "trigger"  // webhook runs waiting, deliveries seen (triggers.go)
 )
 
 // writeOp describes one write for the bookkeeping.
@@ -90,7 +92,7 @@ type Chats interface {
 // New wraps s; log gets one line per kind of refused write.
 func New(s *state.Store, log zerolog.Logger, chats Chats) *Writes {
 	return &Writes{Store: s, log: log, chats: chats, bySlot: map[string]int{}, notices: map[state.ChatKey]*stateNotice{},
-		ctx: context.Background(), kick: make(chan struct{}, 1)}
+		ctx: context.Background(), kick: make(chan struct{}, 1), watch: noWatcher{}}
 }
 
 // Bind sets the context that ends the retry loop (the bridge's run).

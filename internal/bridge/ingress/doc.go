@@ -15,6 +15,10 @@
 //   - liveness (Loop.Check, Loop.Trouble, progress.go) counts a poll only
 //     once its updates are routed or skipped, for the systemd watchdog and
 //     STATUS=;
+//   - the transport sees every Bot API call the daemon makes, so it is
+//     where they are counted by method and status (Loop.SetObserver,
+//     calls.go); it knows when getUpdates last succeeded, and stamps each
+//     update's Note with when its response was read, for the metrics;
 //   - Offsets confirms an update to Telegram only when every earlier one is
 //     handled, and remembers the ones done beyond that, so a restart never
 //     handles an update twice;

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-telegram/bot/models"
 )
@@ -42,6 +43,9 @@ type Note struct {
 	// library's model loses what it can decode but not encode (PaidMedia
 	// in v1.19), so the kept message would not come back as it came.
 	raw []byte
+	// received is when the getUpdates response that brought the update
+	// was read.
+	received time.Time
 }
 
 // guardedBatch is a getUpdates response made safe for the library.

@@ -42,8 +42,10 @@ type Loop struct {
 	ready    func()
 	readyOne atomic.Bool
 	calls    atomic.Pointer[Calls]
-	progress pollProgress // is the update loop making progress
-	notes    updateNotes  // what the guard learned, per update id
+	observe  atomic.Pointer[CallObserver] // hears every Bot API call (calls.go)
+	polled   atomic.Int64                 // when a getUpdates call last succeeded, Unix ns (calls.go)
+	progress pollProgress                 // is the update loop making progress
+	notes    updateNotes                  // what the guard learned, per update id
 }
 
 // NewLoop returns a loop that logs to log and calls ready (if set) once,
@@ -76,6 +78,7 @@ func (g guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		sent = calls.CallStarted()
 	}
 	resp, err := g.next.RoundTrip(req)
+	g.l.observeCall(req, resp, err) // calls.go
 	if !poll {
 		return resp, err
 	}
@@ -113,8 +116,14 @@ func (g guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if batch.passed {
 		p.attemptFailed(time.Now())
 	} else {
+		now := time.Now()
+		g.l.polled.Store(now.UnixNano())
+		for id, n := range batch.notes {
+			n.received = now
+			batch.notes[id] = n
+		}
 		g.l.notes.add(batch.notes)
-		p.polled(time.Now(), batch.count, batch.maxID)
+		p.polled(now, batch.count, batch.maxID)
 		if g.l.ready != nil && g.l.readyOne.CompareAndSwap(false, true) {
 			g.l.ready()
 		}

@@ -378,6 +378,9 @@ func (d *Draft) settle(text string, err error) {
 		if retryAfter <= 0 {
 			retryAfter = DefaultRetryAfter
 		}
+		if d.o.opt.RateLimited != nil {
+			d.o.opt.RateLimited(d.key, retryAfter)
+		}
 		ln.paused = latest(ln.paused, now.Add(retryAfter)) // never shorter than a pause of the chat's messages (pauseDrafts)
 		d.logger().Warn().Err(err).Int64("chat", d.key.Chat).Dur("retry_after", retryAfter).Msg("drafts paused by flood control")
 	case cls == classParse && !d.plain:

@@ -19,6 +19,7 @@ var errNoMessageID = errors.New("telegram returned no message id")
 // execute performs op and applies the outcome. It reports false when the
 // outbox was stopped during the call; the op is then unflushed.
 func (o *Outbox) execute(c *chat, op *op) bool {
+	d := op.dispatch() // before settle, which may requeue op (the next chunk)
 	ctx, cancel := context.WithTimeout(o.runCtx, o.timeoutFor(op))
 	id, err := o.call(ctx, op)
 	cancel()
@@ -30,12 +31,27 @@ func (o *Outbox) execute(c *chat, op *op) bool {
 	fx := o.settle(c, op, id, err, o.clock.Now())
 	c.mu.Unlock()
 	fx.apply(o)
+	o.delivered(op, d, err)
 	return true
+}
+
+// delivered tells Options.Delivered about a call Telegram accepted.
+func (o *Outbox) delivered(op *op, d Dispatch, err error) {
+	if err == nil && o.opt.Delivered != nil && op.kind != kindTyping {
+		o.opt.Delivered(d)
+	}
+}
+
+// dispatch describes op's call as it goes to Telegram (callAt is set).
+func (op *op) dispatch() Dispatch {
+	return Dispatch{Key: op.key, Kind: op.kind.String(), Priority: op.prio,
+		Tag: op.tagOf(), Text: op.text, Queued: op.since, Sent: op.callAt}
 }
 
 // executeAsync performs a low-priority op on its own goroutine (see run).
 func (o *Outbox) executeAsync(c *chat, job *op) {
 	defer o.wg.Done()
+	d := job.dispatch()
 	ctx, cancel := context.WithTimeout(o.runCtx, o.timeoutFor(job))
 	id, err := o.call(ctx, job)
 	cancel()
@@ -57,6 +73,7 @@ func (o *Outbox) executeAsync(c *chat, job *op) {
 	}
 	c.mu.Unlock()
 	fx.apply(o)
+	o.delivered(job, d, err)
 	o.unflush(lost)
 	c.signal()
 }
@@ -307,6 +324,9 @@ func (o *Outbox) settle(c *chat, op *op, id MessageID, err error, now time.Time)
 	case classRateLimited:
 		if retryAfter <= 0 {
 			retryAfter = DefaultRetryAfter
+		}
+		if o.opt.RateLimited != nil {
+			o.opt.RateLimited(op.key, retryAfter)
 		}
 		pause := retryAfter + o.opt.Jitter(o.opt.RateLimitJitter)
 		if until := now.Add(pause); until.After(c.pausedUntil) {

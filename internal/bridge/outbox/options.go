@@ -81,6 +81,16 @@ type Options struct {
 	// for benchmarks, which split an answer's latency into the time before
 	// the outbox had it and the time the outbox held it; it must be fast.
 	Dispatched func(Dispatch)
+	// Delivered, if set, is called after each send, edit or delete that
+	// Telegram accepted (from a worker goroutine, without locks held), with
+	// the call as Dispatched described it: Sent is when that call, the
+	// one that got through, was made. It must be fast.
+	Delivered func(Dispatch)
+	// RateLimited, if set, is called for each 429 (flood control) Telegram
+	// answers a call of chat key with, with its retry_after (DefaultRetryAfter
+	// when it gave none). It may run with the outbox's locks held: it must
+	// be fast and must not call the outbox.
+	RateLimited func(key ChatKey, retryAfter time.Duration)
 
 	PrivateInterval time.Duration // per-chat token bucket for chat ids ≥ 0: one call more per interval
 	PrivateBurst    int           // its size: calls at once

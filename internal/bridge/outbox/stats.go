@@ -20,6 +20,11 @@ type Stats struct {
 	JournalErrs uint64
 	ActiveChats int // chats with a worker
 	Queued      int // operations waiting, excluding in-flight ones
+	// QueuedHigh and QueuedLow split Queued by priority: answers,
+	// approvals and notices; progress edits.
+	QueuedHigh, QueuedLow int
+	// Paused counts chats paused by a 429 now (their retry_after not over).
+	Paused int
 }
 
 type counters struct {
@@ -39,16 +44,22 @@ func (o *Outbox) Stats() Stats {
 		PlainText: o.stats.plainText.Load(), Splits: o.stats.splits.Load(),
 		Failed: o.stats.failed.Load(), JournalErrs: o.stats.journalErrs.Load(), Dropped: o.stats.dropped.Load(),
 	}
+	now := o.clock.Now()
 	for i := range o.shards {
 		sh := &o.shards[i]
 		sh.mu.RLock()
 		for _, c := range sh.chats {
 			s.ActiveChats++
 			c.mu.Lock()
-			s.Queued += len(c.high) + len(c.low)
+			s.QueuedHigh += len(c.high)
+			s.QueuedLow += len(c.low)
+			if c.pausedUntil.After(now) {
+				s.Paused++
+			}
 			c.mu.Unlock()
 		}
 		sh.mu.RUnlock()
 	}
+	s.Queued = s.QueuedHigh + s.QueuedLow
 	return s
 }

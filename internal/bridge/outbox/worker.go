@@ -209,8 +209,7 @@ func (o *Outbox) run(c *chat) {
 		}
 		c.mu.Unlock()
 		if o.opt.Dispatched != nil && op.kind != kindTyping {
-			o.opt.Dispatched(Dispatch{Key: op.key, Kind: op.kind.String(), Priority: op.prio,
-				Tag: op.tagOf(), Text: op.text, Queued: op.since, Sent: at})
+			o.opt.Dispatched(op.dispatch())
 		}
 		if async {
 			go o.executeAsync(c, op)

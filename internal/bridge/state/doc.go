@@ -12,7 +12,9 @@
 // /usage and budgets), the last known subscription windows, prompts waiting
 // for a rate limit to reset, scheduled prompts (with the run that fired and
 // has not reached the CLI yet, so a restart does not lose it), and a few
-// named settings.
+// named settings. For webhooks ([[triggers]]) it keeps the runs accepted
+// and not yet handed to the CLI, and the deliveries seen within the replay
+// window, so a replay is caught across a restart.
 //
 // A Store is safe for concurrent use by many goroutines (one actor per chat).
 // Writes are serialised in-process and committed before the method returns;

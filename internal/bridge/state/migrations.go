@@ -286,6 +286,30 @@ CREATE INDEX limit_retries_due ON limit_retries (resets_at) WHERE state = 'sched
 	`
 ALTER TABLE limit_retries ADD COLUMN created_by INTEGER NOT NULL DEFAULT 0;
 `,
+	// 12: webhooks ([[triggers]]). A delivery accepted for a trigger is a
+	// run kept until its prompt has reached the CLI, so a restart while it
+	// waits for a busy chat still runs it; and the deliveries seen (by id
+	// and by body hash, per trigger) are kept for the replay window, so a
+	// delivery sent again is caught across a restart too.
+	`
+CREATE TABLE trigger_runs (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	trigger    TEXT    NOT NULL,
+	chat_id    INTEGER NOT NULL,
+	thread_id  INTEGER NOT NULL DEFAULT 0,
+	project    TEXT    NOT NULL DEFAULT '',
+	prompt     TEXT    NOT NULL,
+	delivery   TEXT    NOT NULL DEFAULT '', -- X-GitHub-Delivery, '' when the sender set none
+	event      TEXT    NOT NULL DEFAULT '', -- X-GitHub-Event
+	created_at INTEGER NOT NULL
+);
+
+CREATE TABLE webhook_seen (
+	key     TEXT    PRIMARY KEY,
+	seen_at INTEGER NOT NULL
+);
+CREATE INDEX webhook_seen_at ON webhook_seen (seen_at);
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one

@@ -41,8 +41,8 @@ func (m *Metrics) Cost(project string, usd float64, t Tokens) {
 	}
 }
 
-// AnswerLatency observes the time from a turn's result to the
-// sendMessage that delivered its answer.
+// AnswerLatency observes the time from the bridge taking a turn's result
+// to the sendMessage call that delivered its answer's first part.
 func (m *Metrics) AnswerLatency(d time.Duration) {
 	if m == nil {
 		return
@@ -50,8 +50,8 @@ func (m *Metrics) AnswerLatency(d time.Duration) {
 	m.answerLatency.Observe(d.Seconds())
 }
 
-// ProgressStaleness observes how old what a progress message showed was
-// when an edit replaced it.
+// ProgressStaleness observes how long a progress message showed what it
+// showed before an edit replaced it (between the calls that got through).
 func (m *Metrics) ProgressStaleness(d time.Duration) {
 	if m == nil {
 		return

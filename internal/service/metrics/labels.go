@@ -36,6 +36,8 @@ type Decision string
 const (
 	DecisionApproved Decision = "approved"
 	DecisionDenied   Decision = "denied"
+	// DecisionAnswered: a question (AskUserQuestion) a person answered.
+	DecisionAnswered Decision = "answered"
 	// DecisionExpired: nobody answered within claude.approval_timeout.
 	DecisionExpired Decision = "expired"
 	// DecisionStopped: the turn ended (cancelled, stopped by a restart)
@@ -44,7 +46,7 @@ const (
 	DecisionOther   Decision = "other"
 )
 
-var decisions = []Decision{DecisionApproved, DecisionDenied, DecisionExpired, DecisionStopped, DecisionOther}
+var decisions = []Decision{DecisionApproved, DecisionDenied, DecisionAnswered, DecisionExpired, DecisionStopped, DecisionOther}
 
 // Tokens are a turn's token counts by kind, as the CLI reports its usage.
 type Tokens struct {

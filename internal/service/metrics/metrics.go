@@ -52,8 +52,9 @@ var (
 	// queue and Telegram's pace, so mostly well under a second, more
 	// behind a 429.
 	answerBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60}
-	// How old what a progress message shows is when it is replaced: the
-	// edit interval (1 s, 3 s in groups) and any wait behind answers.
+	// How long a progress message shows the same thing before an edit
+	// replaces it: the edit interval (1 s, 3 s in groups) and any wait
+	// behind answers or a 429.
 	staleBuckets = []float64{0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120}
 	// A person's answer to an approval: seconds to the timeout (15 min
 	// by default), or longer where the operator set one.
@@ -82,8 +83,10 @@ func New(b Build, log zerolog.Logger) *Metrics {
 	m.turnsFinished = counter(NameTurnsFinished, "Turns ended, by project and outcome.", "project", "outcome")
 	m.costUSD = counter(NameCostUSD, "Cost in US dollars as the CLI reports it (total_cost_usd), by project.", "project")
 	m.tokens = counter(NameTokens, "Tokens the CLI reports, by project and kind (input, output, cache_read, cache_creation).", "project", "kind")
-	m.answerLatency = histogram(NameAnswerLatency, "Time from the CLI's result to the sendMessage of the answer.", answerBuckets)
-	m.progressStaleness = histogram(NameProgressStale, "Age of what a progress message showed when an edit replaced it.", staleBuckets)
+	m.answerLatency = histogram(NameAnswerLatency,
+		"Time from the bridge taking the CLI's result to the sendMessage call that delivered the answer (its first part).", answerBuckets)
+	m.progressStaleness = histogram(NameProgressStale,
+		"Time a progress message showed what it showed before an edit Telegram accepted replaced it.", staleBuckets)
 
 	m.botAPICalls = counter(NameBotAPICalls, "Bot API calls by method and HTTP status (\"network\": no answer).", "method", "status")
 	m.penalty = prometheus.NewCounter(prometheus.CounterOpts{Name: NamePenaltySeconds,

@@ -14,8 +14,8 @@
 // again. The body hash matters because the delivery id is not signed: an
 // attacker who captured a signed delivery could send it again under a new
 // id. What was seen is kept in a Seen store, in memory by default (bounded
-// in entries and time); a store backed by the state database would catch a
-// replay across a restart too.
+// in entries and time); the daemon's is the state database (the bridge's
+// triggers module), which catches a replay across a restart too.
 //
 // The prompt is the trigger's template rendered over the body
 // (internal/service/hookprompt: a missing key renders empty, nothing in a
@@ -23,7 +23,8 @@
 // Firer's answer decides the status: nil is 202 Accepted; ErrUnavailable
 // (the chat cannot take work now, e.g. the daemon is draining) is 503 with
 // Retry-After, and the delivery is forgotten so that the sender's retry
-// runs; any other error is 500.
+// runs; any other error is 500. A Seen store that cannot record the
+// delivery now (ErrUnavailable: a full disk) gets the same 503.
 //
 // Refused deliveries are logged at most once a minute per trigger (names
 // that are no trigger share one allowance), with how many were not logged

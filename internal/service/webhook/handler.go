@@ -185,6 +185,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	keys := seenKeys(name, delivery, body)
 	fresh, err := h.claim(r.Context(), keys)
 	switch {
+	case errors.Is(err, ErrUnavailable): // the store cannot take it now (a full disk): the sender tries again
+		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter(err).Seconds())))
+		h.refuse(w, r, name, ResultUnavailable, http.StatusServiceUnavailable, "cannot take it now: "+err.Error())
+		return
 	case err != nil:
 		h.fail(w, r, name, fmt.Errorf("remember the delivery: %w", err))
 		return

@@ -12,7 +12,9 @@ import (
 // window and bound.
 type Seen interface {
 	// Claim records key as seen at now, unless it was already seen within
-	// the window: then it reports false (a replay).
+	// the window: then it reports false (a replay). An error wrapping
+	// ErrUnavailable (the store cannot write now) is answered 503, so the
+	// sender tries again; any other is 500.
 	Claim(ctx context.Context, key string, now time.Time) (fresh bool, err error)
 	// Release forgets key: its delivery was not accepted after all, so the
 	// sender's retry must run.
