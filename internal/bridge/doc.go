@@ -16,6 +16,7 @@
 //	                   /every, limit retries), places (/project /branch /topic
 //	                   /sessions /continue), files (Claude's outbox, /get, full
 //	                   diffs), phone (voice, attachments, albums, edits),
+//	                   export (/export), metrics, triggers (webhooks),
 //	                   mcpnotice, background
 //	bridge/ingress/    the getUpdates guard and repair, unions, offsets, the
 //	                   command parser, 409 streaks
