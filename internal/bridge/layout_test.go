@@ -21,7 +21,7 @@ import (
 // a feature is a module that talks to the engine through its doors and
 // never to another module; the engine knows no module; the bridge
 // package itself stays a small layer of routing and wiring; every
-// package says what it is in a doc.go (a one-file package at its top); no file grows past what one
+// package says what it is in a doc.go; no file grows past what one
 // reads in a sitting.
 
 const modulePath = "github.com/untether/untether"
@@ -140,9 +140,6 @@ func TestEveryPackageHasADocGo(t *testing.T) {
 			}
 			rel, _ := filepath.Rel(root, p)
 			doc := filepath.Join(p, "doc.go")
-			if len(pkg.GoFiles) == 1 {
-				doc = filepath.Join(p, pkg.GoFiles[0]) // a package of one file says what it is at its top
-			}
 			f, err := parser.ParseFile(token.NewFileSet(), doc, nil, parser.PackageClauseOnly|parser.ParseComments)
 			if !assert.NoError(t, err, "%s has no doc.go", rel) {
 				return nil
