@@ -10,6 +10,7 @@ import (
 	"github.com/untether/untether/internal/bridge/modules/places"
 	"github.com/untether/untether/internal/bridge/modules/schedules"
 	"github.com/untether/untether/internal/bridge/modules/settings"
+	"github.com/untether/untether/internal/bridge/modules/wakeups"
 )
 
 // modules are the bridge's features, in the order the engine calls their
@@ -26,5 +27,6 @@ func modules(h *chat.Host) []chat.Module {
 		phone.New(h),
 		mcpnotice.New(),
 		background.New(),
+		wakeups.New(h),
 	}
 }

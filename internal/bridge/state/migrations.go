@@ -286,6 +286,23 @@ CREATE INDEX limit_retries_due ON limit_retries (resets_at) WHERE state = 'sched
 	`
 ALTER TABLE limit_retries ADD COLUMN created_by INTEGER NOT NULL DEFAULT 0;
 `,
+	// 12: wake-ups Claude set that a closed CLI lost, offered again with a
+	// ▶️ Re-arm button that must work after a restart.
+	`
+CREATE TABLE lost_wakeups (
+	token      TEXT    PRIMARY KEY,
+	chat_id    INTEGER NOT NULL,
+	thread_id  INTEGER NOT NULL DEFAULT 0,
+	session_id TEXT    NOT NULL,
+	project    TEXT    NOT NULL DEFAULT '',
+	branch     TEXT    NOT NULL DEFAULT '',
+	wakeup     BLOB    NOT NULL, -- the wake-up, as the bridge encoded it
+	why        TEXT    NOT NULL DEFAULT '',
+	state      TEXT    NOT NULL CHECK (state IN ('offered', 'rearmed')),
+	decided_by INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL
+);
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one
