@@ -29,18 +29,22 @@ const fireWait = 100 * time.Second
 const rearmMarker = "[untether: ▶️ Re-arm]"
 
 // wakeupRules: WAKEONCE sets a one-shot cron job for the next minute,
-// WAKELATER a ScheduleWakeup in 30 minutes; a fire ("WOKEN …") answers
-// "Woke up."; Re-arm's prompt sets the ScheduleWakeup again. The later
+// WAKEYEARLY a recurring one for New Year, WAKELATER a ScheduleWakeup in
+// 30 minutes; a fire ("WOKEN …") answers "Woke up."; Re-arm's prompt sets
+// the ScheduleWakeup again, or for a cron job calls CronList first. The later
 // turns' rules come first: a ToolTurn's second rule matches any request
 // whose history holds its marker.
 func wakeupRules() []fakeapi.Rule {
-	rules := fakeapi.ToolTurn(rearmMarker, "ScheduleWakeup",
-		map[string]any{"delaySeconds": 1800, "reason": "check later", "prompt": "WOKEN later"}, "Re-armed.")
-	rules[1].When.PromptContains, rules[1].When.LastIsToolResult = rearmMarker, fakeapi.Bool(false)
+	rules := fakeapi.ToolTurn("call CronList first", "CronList", map[string]any{}, "Listed; the job is back.")
+	rules = append(rules, fakeapi.ToolTurn(rearmMarker, "ScheduleWakeup",
+		map[string]any{"delaySeconds": 1800, "reason": "check later", "prompt": "WOKEN later"}, "Re-armed.")...)
+	rules[3].When.PromptContains, rules[3].When.LastIsToolResult = rearmMarker, fakeapi.Bool(false)
 	rules = append(rules, fakeapi.Rule{Name: "woken", When: fakeapi.Match{PromptContains: "WOKEN"},
 		Replies: []fakeapi.Reply{fakeapi.Text("Woke up.")}})
 	rules = append(rules, fakeapi.ToolTurn("WAKEONCE", "CronCreate",
 		map[string]any{"cron": "* * * * *", "prompt": "WOKEN check the build", "recurring": false}, "Armed the job.")...)
+	rules = append(rules, fakeapi.ToolTurn("WAKEYEARLY", "CronCreate",
+		map[string]any{"cron": "0 0 1 1 *", "prompt": "WOKEN new year", "recurring": true}, "Armed the yearly job.")...)
 	rules = append(rules, fakeapi.ToolTurn("WAKELATER", "ScheduleWakeup",
 		map[string]any{"delaySeconds": 1800, "reason": "check later", "prompt": "WOKEN later"}, "Armed the wake-up.")...)
 	return rules
@@ -193,4 +197,55 @@ func TestACrashedCLILosesItsWakeup(t *testing.T) {
 	require.NoError(t, syscall.Kill(r.b.ChatPID(key), syscall.SIGKILL))
 	notice := r.lostNotice(chat, "it exited unexpectedly")
 	r.rearm(chat, key, notice, sid)
+}
+
+// A session's CronCreate job comes back when the session resumes (the
+// real CLI restores it): Re-arm resumes the session and Claude's CronList
+// shows the job, which the CLI then waits for again.
+func TestReArmOfACronJobFindsItBackAfterTheResume(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t, withRules(wakeupRules()))
+	in := r.say(chat, alice, "WAKEYEARLY please")
+	r.finalAnswer(chat, in.ID, "Armed the yearly job.")
+	r.waitingFor(key)
+	sid := r.sessionOf(key)
+	r.command(chat, "/new", "New session")
+	notice := r.waitBot(chat, "the lost job's notice", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, "will not fire") && buttonData(m, "Re-arm") != ""
+	})
+	assert.Contains(t, notice.Text, "⏰ a recurring job (0 0 1 1 *): WOKEN new year")
+	r.press(chat, notice.ID, "Re-arm")
+	r.waitBot(chat, "Claude's answer", func(m telegramtest.Message) bool {
+		return m.ReplyTo == notice.ID && strings.Contains(m.Text, "Listed; the job is back.") && strings.Contains(m.Text, "⏱")
+	})
+	var call fakeapi.Request
+	for _, c := range r.claude.API.ModelCalls() {
+		if strings.Contains(c.LastPrompt(), rearmMarker) {
+			call = c
+		}
+	}
+	assert.True(t, call.AnyUserContains("WAKEYEARLY please"), "in the session the job was set in")
+	assert.Contains(t, call.LastPrompt(), `(cron "0 0 1 1 *", recurring true, prompt "WOKEN new year")`)
+	assert.Equal(t, sid, r.sessionOf(key))
+	r.waitingFor(key)
+	assert.Contains(t, r.statusText(chat), "⏰ a recurring job (0 0 1 1 *), next ")
+}
+
+// A restart's close stops a background job too, and the chat is told so.
+func TestARestartSaysTheBackgroundJobStopped(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t, withRules(fakeapi.ToolTurn("BGJOB", "Bash", map[string]any{
+		"command": "sleep 60; echo job-done", "run_in_background": true, "description": "slow job"}, "Started it.")),
+		withConfig(func(c *config.Config) { c.Claude.StopTimeout = config.Duration(time.Second) }))
+	in := r.say(chat, alice, "BGJOB please")
+	r.finalAnswer(chat, in.ID, "Started it.")
+	r.waitingFor(key)
+	r.stop()
+	r.start()
+	r.waitBot(chat, "the stopped job named", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, "Claude's process was closed (untether restarted) while it still had work in the background: "+
+			"its background task stopped with it")
+	})
 }
