@@ -29,8 +29,10 @@
 // (reconcile.go). MCP servers that failed to start are named once per
 // session (mcp_notice.go). A CLI with background work is never idle-closed
 // (runner's StateWaiting); the turn it starts by itself is headed with the
-// jobs that ended (background_heading.go), and a close that stops such work
-// says so (background_work.go). Resource links an MCP tool returns are
+// jobs that ended (modules/background), and a close that stops such work
+// (a restart, /new, a switch, the CLI's crash) says which background tasks
+// stopped and hands the lost wake-ups to the OnWorkStopped hooks
+// (background_work.go; modules/wakeups offers ▶️ Re-arm). Resource links an MCP tool returns are
 // listed under the answer, and linked project files sent as /get would
 // (links.go).
 //
