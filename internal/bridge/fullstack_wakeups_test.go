@@ -19,7 +19,8 @@ import (
 // a wake-up keeps its CLI waiting until it fires and its turn reaches the
 // chat, headed with why it came; /status lists it; a close the user or
 // the operator asked for (a restart, /new, a switch) or a crash tells the
-// chat it will not fire and offers ▶️ Re-arm, which asks Claude, in the
+// chat it stopped (a ScheduleWakeup will not fire; a CronCreate job comes
+// back only with its session) and offers ▶️ Re-arm, which asks Claude, in the
 // session it was set in, to set it again.
 
 // fireWait bounds the wait for a cron job's fire: it fires at the start
@@ -77,11 +78,10 @@ func (r *rig) armLater(chat telegramtest.ChatID, key state.ChatKey) string {
 func (r *rig) lostNotice(chat telegramtest.ChatID, why string) telegramtest.Message {
 	r.t.Helper()
 	m := r.waitBot(chat, "the lost wake-up's notice", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Text, "will not fire") && buttonData(m, "Re-arm") != ""
+		return strings.Contains(m.Text, "stopped with it") && buttonData(m, "Re-arm") != ""
 	})
-	assert.Contains(r.t, m.Text, "Claude's process was closed ("+why+")")
-	assert.Contains(r.t, m.Text, "⏰ a wake-up ")
-	assert.Contains(r.t, m.Text, ": check later")
+	assert.Contains(r.t, m.Text, "Claude's process was closed ("+why+"), and the wake-up Claude had set stopped with it:")
+	assert.Regexp(r.t, `⏰ a wake-up .*: check later — it will not fire`, m.Text)
 	return m
 }
 
@@ -212,9 +212,9 @@ func TestReArmOfACronJobFindsItBackAfterTheResume(t *testing.T) {
 	sid := r.sessionOf(key)
 	r.command(chat, "/new", "New session")
 	notice := r.waitBot(chat, "the lost job's notice", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Text, "will not fire") && buttonData(m, "Re-arm") != ""
+		return strings.Contains(m.Text, "stopped with it") && buttonData(m, "Re-arm") != ""
 	})
-	assert.Contains(t, notice.Text, "⏰ a recurring job (0 0 1 1 *): WOKEN new year")
+	assert.Contains(t, notice.Text, "⏰ a recurring job (0 0 1 1 *): WOKEN new year — it fires again only while Claude's process runs this session again")
 	r.press(chat, notice.ID, "Re-arm")
 	r.waitBot(chat, "Claude's answer", func(m telegramtest.Message) bool {
 		return m.ReplyTo == notice.ID && strings.Contains(m.Text, "Listed; the job is back.") && strings.Contains(m.Text, "⏱")

@@ -81,7 +81,7 @@ func (m *Module) stopped(c *chat.Chat, w chat.StoppedWork) {
 		kb    render.Keyboard
 	)
 	for i, wk := range wakes {
-		line := "⏰ " + render.EscapeHTML(m.describe(c, wk, false))
+		line := "⏰ " + render.EscapeHTML(m.describe(c, wk, false)) + " — " + fate(wk)
 		if i < maxOffered && w.Session != "" {
 			tok, err := m.offer(c, w, wk)
 			if err != nil {
@@ -97,16 +97,26 @@ func (m *Module) stopped(c *chat.Chat, w chat.StoppedWork) {
 		}
 		lines = append(lines, line)
 	}
-	what := "this wake-up Claude had set"
+	what := "the wake-up Claude had set"
 	if len(wakes) > 1 {
-		what = "these wake-ups Claude had set"
+		what = "the wake-ups Claude had set"
 	}
-	html := "Claude's process was closed (" + render.EscapeHTML(w.Why) + "), and " + what + " will not fire:\n" +
+	html := "Claude's process was closed (" + render.EscapeHTML(w.Why) + "), and " + what + " stopped with it:\n" +
 		strings.Join(lines, "\n")
 	if len(kb.Rows) > 0 {
 		html += "\n\n▶️ Re-arm asks Claude, in the session it was set in, to set it again."
 	}
 	c.SendMessage(outbox.High, outbox.Content{Text: html, Keyboard: kb}, outbox.SendOptions{Tag: "lost-wakeup"})
+}
+
+// fate says what becomes of a lost wake-up (runner/background.go): a
+// ScheduleWakeup is gone for good; a session's CronCreate job comes back
+// with the session, but fires only while a CLI runs it.
+func fate(w runner.Wakeup) string {
+	if w.Tool == "ScheduleWakeup" {
+		return "it will not fire"
+	}
+	return "it fires again only while Claude's process runs this session again"
 }
 
 // offer keeps wk for its ▶️ Re-arm button and returns the token.
