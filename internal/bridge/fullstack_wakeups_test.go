@@ -156,6 +156,9 @@ func TestARestartLosesAWakeupAndReArmSetsItAgain(t *testing.T) {
 	r.start()
 	notice := r.lostNotice(chat, "untether restarted")
 	r.rearm(chat, key, notice, sid)
+	for _, m := range r.tg.Snapshot().BotMessages(chat) {
+		assert.Equal(t, m.ID == notice.ID, strings.Contains(m.Text, "stopped with it"), "told once: %q", m.Text)
+	}
 }
 
 // /new closes the CLI with its wake-up: Re-arm goes back to the session
@@ -248,4 +251,18 @@ func TestARestartSaysTheBackgroundJobStopped(t *testing.T) {
 		return strings.Contains(m.Text, "Claude's process was closed (untether restarted) while it still had work in the background: "+
 			"its background task stopped with it")
 	})
+}
+
+// A daemon that is killed takes its CLIs and their wake-ups with it, and
+// can tell nobody: the next start does, from the wake-ups it kept as
+// pending, and offers Re-arm.
+func TestADaemonKillLosesAWakeupAndTheNextStartSaysSo(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t, withRules(wakeupRules()))
+	sid := r.armLater(chat, key)
+	r.crash()
+	r.start()
+	notice := r.lostNotice(chat, "untether was killed or crashed")
+	r.rearm(chat, key, notice, sid)
 }

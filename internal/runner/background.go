@@ -87,8 +87,9 @@ func (b *backgroundWork) reset() {
 	*b = backgroundWork{}
 }
 
-// awaitedUntil is how long w keeps the process waiting.
-func awaitedUntil(w Wakeup) time.Time {
+// AwaitedUntil is how long w keeps its process waiting: a one-shot
+// wake-up a little past its time, a recurring job until it expires.
+func (w Wakeup) AwaitedUntil() time.Time {
 	if w.Recurring {
 		return w.Set.Add(cronMaxAge)
 	}
@@ -97,7 +98,7 @@ func awaitedUntil(w Wakeup) time.Time {
 
 // prune forgets the wake-ups no longer awaited.
 func (b *backgroundWork) prune(now time.Time) {
-	b.wakes = slices.DeleteFunc(b.wakes, func(w Wakeup) bool { return !now.Before(awaitedUntil(w)) })
+	b.wakes = slices.DeleteFunc(b.wakes, func(w Wakeup) bool { return !now.Before(w.AwaitedUntil()) })
 }
 
 func (b *backgroundWork) pending(now time.Time) bool {
@@ -105,7 +106,7 @@ func (b *backgroundWork) pending(now time.Time) bool {
 		return true
 	}
 	for _, w := range b.wakes {
-		if now.Before(awaitedUntil(w)) {
+		if now.Before(w.AwaitedUntil()) {
 			return true
 		}
 	}
@@ -272,7 +273,7 @@ func (s *Session) armWakeTimerLocked(now time.Time) {
 	}
 	var first time.Time
 	for _, w := range s.bg.wakes {
-		if u := awaitedUntil(w); first.IsZero() || u.Before(first) {
+		if u := w.AwaitedUntil(); first.IsZero() || u.Before(first) {
 			first = u
 		}
 	}

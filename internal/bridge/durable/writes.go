@@ -376,6 +376,19 @@ func (w *Writes) PutLostWakeup(ctx context.Context, lw state.LostWakeup) error {
 	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.PutLostWakeup(ctx, lw) })
 }
 
+func (w *Writes) OfferLostWakeup(ctx context.Context, token, why string) (ok bool, err error) {
+	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
+		ok, err = w.Store.OfferLostWakeup(ctx, token, why)
+		return err
+	})
+	return ok, err
+}
+
+func (w *Writes) ForgetPendingWakeup(ctx context.Context, token string) error {
+	return w.write(ctx, writeOp{kind: kindSchedule, slot: "wakeup:" + token},
+		func(ctx context.Context) error { return w.Store.ForgetPendingWakeup(ctx, token) })
+}
+
 func (w *Writes) RearmLostWakeup(ctx context.Context, token string, by state.UserID) (ok bool, err error) {
 	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
 		ok, err = w.Store.RearmLostWakeup(ctx, token, by)

@@ -286,8 +286,10 @@ CREATE INDEX limit_retries_due ON limit_retries (resets_at) WHERE state = 'sched
 	`
 ALTER TABLE limit_retries ADD COLUMN created_by INTEGER NOT NULL DEFAULT 0;
 `,
-	// 12: wake-ups Claude set that a closed CLI lost, offered again with a
-	// ▶️ Re-arm button that must work after a restart.
+	// 12: wake-ups Claude set: pending while its CLI waits for them (so a
+	// start after a kill can name the ones the killed CLI took with it),
+	// then, once a closed CLI lost them, offered again with a ▶️ Re-arm
+	// button that must work after a restart.
 	`
 CREATE TABLE lost_wakeups (
 	token      TEXT    PRIMARY KEY,
@@ -298,7 +300,7 @@ CREATE TABLE lost_wakeups (
 	branch     TEXT    NOT NULL DEFAULT '',
 	wakeup     BLOB    NOT NULL, -- the wake-up, as the bridge encoded it
 	why        TEXT    NOT NULL DEFAULT '',
-	state      TEXT    NOT NULL CHECK (state IN ('offered', 'rearmed')),
+	state      TEXT    NOT NULL CHECK (state IN ('pending', 'offered', 'rearmed')),
 	decided_by INTEGER NOT NULL DEFAULT 0,
 	created_at INTEGER NOT NULL
 );

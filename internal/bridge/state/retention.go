@@ -33,7 +33,7 @@ type Pruned struct {
 	Approvals, Turns, HandledUpdates int64
 	// Retries sent or dropped, and one-off schedules that ran.
 	Retries, Schedules int64
-	// LostWakeups offered for ▶️ Re-arm, pressed or not.
+	// LostWakeups offered for ▶️ Re-arm, pressed or not (pending ones stay).
 	LostWakeups int64
 }
 
@@ -56,7 +56,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 			{&p.HandledUpdates, `DELETE FROM handled_updates WHERE update_id <= (SELECT COALESCE(MAX(last_update_id), 0) FROM update_offset)`, nil},
 			{&p.Retries, `DELETE FROM limit_retries WHERE state IN ('sent', 'dropped') AND created_at < ?`, []any{toNanos(before)}},
 			{&p.Schedules, `DELETE FROM schedules WHERE next_run = 0 AND pending_run = 0 AND created_at < ?`, []any{toNanos(before)}},
-			{&p.LostWakeups, `DELETE FROM lost_wakeups WHERE created_at < ?`, []any{toNanos(before)}},
+			{&p.LostWakeups, `DELETE FROM lost_wakeups WHERE state <> 'pending' AND created_at < ?`, []any{toNanos(before)}},
 		} {
 			res, err := tx.ExecContext(ctx, q.sql, q.args...)
 			if err != nil {

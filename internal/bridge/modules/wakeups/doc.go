@@ -1,7 +1,8 @@
 // Package wakeups follows the wake-ups Claude sets for itself
 // (ScheduleWakeup, CronCreate): /status lists the ones its CLI waits for,
 // and when the CLI must close anyway (a restart, /new, a project or branch
-// switch, a crash) the chat is told which were lost and offered ▶️ Re-arm.
+// switch, a crash of the CLI or of untether) the chat is told which were
+// lost and offered ▶️ Re-arm.
 //
 // What is lost is what the real CLI loses (runner/background.go): a
 // ScheduleWakeup is gone with its process, and a --resume does not bring it
@@ -16,5 +17,8 @@
 // disk by the CLI and is not reported lost.
 //
 // The button's token lives in the state database (lost_wakeups), so it
-// works after a restart; the first press wins.
+// works after a restart; the first press wins. While a CLI waits for a
+// wake-up, the wake-up is kept there as pending (pending.go): a daemon that
+// is killed takes its CLIs with it and can tell nobody, so the next start
+// tells the chats from those rows (Start).
 package wakeups

@@ -1,6 +1,8 @@
 package wakeups
 
 import (
+	"time"
+
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/runner"
 )
@@ -13,12 +15,14 @@ import (
 
 // chatWakes is a chat's wake-up state.
 type chatWakes struct {
-	known  []runner.Wakeup // the CLI's pending wake-ups when last looked at
-	firing string          // the heading of the turn a wake-up started, until it is answered
+	known  []runner.Wakeup    // the CLI's pending wake-ups when last looked at
+	firing string             // the heading of the turn a wake-up started, until it is answered
+	kept   map[keptKey]string // pending rows (pending.go), by session and wake-up
+	resync time.Time          // when a re-sync is due, zero if none is set
 }
 
-// follow keeps the pending list fresh and names the wake-up that started
-// a turn.
+// follow keeps the pending list (and its rows) fresh and names the
+// wake-up that started a turn.
 func (m *Module) follow(c *chat.Chat, ev runner.Event) {
 	st := m.state.Get(c)
 	switch e := ev.(type) {
@@ -27,10 +31,9 @@ func (m *Module) follow(c *chat.Chat, ev runner.Event) {
 			w, ok := firedOf(st.known, e)
 			st.firing = heading(w, ok)
 		}
+		m.sync(c) // pending.go
 	case runner.ToolFinished, runner.TurnCompleted, runner.ProcessStarted:
-		if s := c.Session(); s != nil {
-			st.known = s.Pending().Wakeups
-		}
+		m.sync(c)
 	}
 }
 

@@ -29,8 +29,10 @@ func (m *Module) resolve(ctx context.Context, cq *models.CallbackQuery, token st
 	switch {
 	case err != nil:
 		return state.ChatKey{}, nil, chat.ExpiredText
-	case lw.Rearmed:
+	case lw.State == state.WakeupRearmed:
 		return state.ChatKey{}, nil, alreadyText
+	case lw.State != state.WakeupOffered: // pending: no button shows it yet
+		return state.ChatKey{}, nil, chat.ExpiredText
 	}
 	msgID := 0
 	if cq.Message.Message != nil {
