@@ -63,7 +63,7 @@ func heading(w runner.Wakeup, ok bool) string {
 	case w.Tool == "ScheduleWakeup":
 		s += "the wake-up Claude set"
 	case w.Recurring:
-		s += "the recurring job Claude set (" + firstLine(w.Schedule, w.Cron) + ")"
+		s += "the recurring job Claude set" + when(w)
 	default:
 		s += "the job Claude set"
 	}

@@ -78,7 +78,7 @@ func (m *Module) describe(c *chat.Chat, w runner.Wakeup, pending bool) string {
 			s += " " + at()
 		}
 	case w.Recurring:
-		s = "a recurring job (" + firstLine(w.Schedule, w.Cron) + ")"
+		s = "a recurring job" + when(w)
 		if !w.At.IsZero() && pending {
 			s += ", next " + at()
 		}
@@ -92,6 +92,15 @@ func (m *Module) describe(c *chat.Chat, w runner.Wakeup, pending bool) string {
 		s += ": " + render.Truncate(what, 100)
 	}
 	return s
+}
+
+// when is a recurring job's schedule in parentheses, as the CLI words it
+// ("" when neither its wording nor its expression is known).
+func when(w runner.Wakeup) string {
+	if s := firstLine(w.Schedule, w.Cron); s != "" {
+		return " (" + s + ")"
+	}
+	return ""
 }
 
 // firstLine is the first non-empty of ss, on one line.
