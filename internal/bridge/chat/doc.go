@@ -32,9 +32,9 @@
 // jobs that ended (modules/background), and a close that stops such work
 // (a restart, /new, a switch, the CLI's crash) says which background tasks
 // stopped and hands the lost wake-ups to the OnWorkStopped hooks
-// (background_work.go; modules/wakeups offers ▶️ Re-arm). Resource links an MCP tool returns are
-// listed under the answer, and linked project files sent as /get would
-// (links.go).
+// (background_work.go; modules/wakeups offers ▶️ Re-arm). Resource links
+// an MCP tool returns are listed under the answer, and linked project
+// files sent as /get would (links.go).
 //
 // In a private chat the answer streams as a Telegram draft while Claude
 // writes it, and the progress message keeps the tool rows; in groups and
