@@ -247,6 +247,7 @@ func TestARestartSaysTheBackgroundJobStopped(t *testing.T) {
 	r.waitingFor(key)
 	r.stop()
 	r.start()
+	<-r.ready
 	r.waitBot(chat, "the stopped job named", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, "Claude's process was closed (untether restarted) while it still had work in the background: "+
 			"its background task stopped with it")
