@@ -13,6 +13,7 @@ import (
 	"github.com/untether/untether/internal/bridge/modules/schedules"
 	"github.com/untether/untether/internal/bridge/modules/settings"
 	"github.com/untether/untether/internal/bridge/modules/triggers"
+	"github.com/untether/untether/internal/bridge/modules/wakeups"
 )
 
 // modules are the bridge's features, in the order the engine calls their
@@ -35,5 +36,6 @@ func modules(h *chat.Host, out *served) []chat.Module {
 		phone.New(h),
 		mcpnotice.New(),
 		background.New(),
+		wakeups.New(h),
 	}
 }

@@ -11,12 +11,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/go-telegram/bot/models"
 
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/ingress"
 	"github.com/untether/untether/internal/bridge/state"
+	"github.com/untether/untether/internal/render"
 )
 
 // handleUpdate runs in the library's single worker: it only checks, dedupes
@@ -49,7 +51,7 @@ func (b *Bridge) handleUpdate(ctx context.Context, u *models.Update, note ingres
 		routed = b.routeCallback(ctx, u.ID, u.CallbackQuery)
 	case u.EditedMessage != nil:
 		b.logRepaired(u, note)
-		routed = b.routeEdit(u.ID, u.EditedMessage) // the phone module answers edits
+		routed = b.routeEdit(u.ID, u.EditedMessage, note) // the phone module answers edits
 	default:
 		note.LogUnrouted(b.log, u)
 	}
@@ -98,6 +100,13 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 		return b.dropQuietly(updateID)
 	}
 	key := chat.ChatKeyOf(m)
+	// What the library leaves without text (a rich message, a checklist)
+	// is read here, from the update as Telegram sent it: on a replay too.
+	rd := ingress.ReadableOf(m, note.Raw())
+	if rd.Unreadable { // answered, and not kept: there is nothing to hand on
+		b.e.Notify(ctx, key, unreadableText(rd.Unread), m.ID)
+		return false
+	}
 	// Kept until its chat handled it: go-telegram/bot has already
 	// confirmed it to Telegram, so after a crash this copy is the only one.
 	// What Telegram sent, not the library's model encoded again: that
@@ -123,8 +132,22 @@ func (b *Bridge) routeMessage(ctx context.Context, updateID int64, m *models.Mes
 			return true // left unhandled on purpose: the next start handles it
 		}
 	}
-	b.e.DeliverMessage(key, m.Chat.Type != models.ChatTypePrivate, updateID, m) // draining, and no chat to take it: kept for the next start
+	if len(rd.Unread) > 0 {
+		b.e.Notify(ctx, key, "ℹ️ Claude gets the text of this message, but untether could not pass on "+
+			render.EscapeHTML(strings.Join(rd.Unread, ", "))+".", m.ID)
+	}
+	b.e.DeliverMessage(key, m.Chat.Type != models.ChatTypePrivate, updateID, rd.Msg) // draining, and no chat to take it: kept for the next start
 	return true
+}
+
+// unreadableText says that nothing of a message could be read, and what
+// it held.
+func unreadableText(unread []string) string {
+	what := "nothing untether can read"
+	if len(unread) > 0 {
+		what = "only " + strings.Join(unread, ", ")
+	}
+	return "⚠️ untether cannot read this message: it holds " + render.EscapeHTML(what) + ", so it did not go to Claude. Send it as text, a photo or a file."
 }
 
 // replayDeferred handles the messages the previous run received but did not
@@ -158,10 +181,11 @@ func (b *Bridge) replayDeferred(ctx context.Context) {
 
 // routeEdit hands an edited message to its chat. An edit is never sent to
 // Claude by itself: the chat says so and offers to send the new version.
-func (b *Bridge) routeEdit(updateID int64, m *models.Message) bool {
+func (b *Bridge) routeEdit(updateID int64, m *models.Message, note ingress.Note) bool {
 	if m.ID == 0 || m.Chat.ID == 0 || !b.admit(m) {
 		return false
 	}
+	m = ingress.ReadableOf(m, note.Raw()).Msg // an edited rich message's new text
 	return b.e.DeliverEdit(chat.ChatKeyOf(m), m.Chat.Type != models.ChatTypePrivate, updateID, m)
 }
 

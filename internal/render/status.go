@@ -27,10 +27,11 @@ type StatusInfo struct {
 	Workdir    string
 	LastActive time.Time
 	Now        time.Time
-	// BackgroundTasks and WakeAt are what the live CLI waits for between
-	// turns (it starts a turn by itself when they come).
+	// BackgroundTasks and Wakeups are what the live CLI waits for between
+	// turns (it starts a turn by itself when they come): Wakeups are one
+	// line each, plain text.
 	BackgroundTasks int
-	WakeAt          time.Time
+	Wakeups         []string
 }
 
 // PendingItem is one request waiting for the user, as /status lists it.
@@ -111,10 +112,14 @@ func RenderStatus(s StatusInfo) string {
 	if s.BackgroundTasks > 0 {
 		process += fmt.Sprintf(" (%s running in the background)", plural(s.BackgroundTasks, "task", "tasks"))
 	}
-	if !s.WakeAt.IsZero() {
-		process += " (a wake-up " + FormatUntil(s.WakeAt, s.Now) + ")"
-	}
 	field("Process", process, false)
+	for i, line := range s.Wakeups {
+		if i == pendingListMax {
+			w.text("\n  … " + plural(len(s.Wakeups)-i, "more", "more"))
+			break
+		}
+		w.text("\n  ⏰ " + Truncate(oneLine(line), 160))
+	}
 	if n := max(s.PendingApprovals, len(s.Pending)); n > 0 {
 		field("Pending approvals", strconv.Itoa(n), false)
 	}

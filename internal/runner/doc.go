@@ -48,6 +48,14 @@
 // that starts, stops and recreates nothing. Durations are measured on the
 // monotonic clock, so wall-clock jumps move no idle close or stall.
 //
+// Work between turns (background.go): a process with background tasks or
+// pending wake-ups (ScheduleWakeup, CronCreate jobs, followed by id through
+// CronDelete and CronList) is in StateWaiting, never idle-closed nor
+// evicted; a recurring job keeps it waiting until it is deleted or expires.
+// Session.Pending says what it waits for, and ProcessExited.Pending what an
+// exiting process took with it: the CLI fires wake-ups only while it runs,
+// and a --resume restores CronCreate jobs but not a ScheduleWakeup.
+//
 // Translation (translate.go) keeps what the user must see of every frame:
 // a server tool's result block ends its row with the tool's own outcome
 // (server_tools.go); a hook that blocks a call is named with what it wrote,

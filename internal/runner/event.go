@@ -140,6 +140,9 @@ type ToolFinished struct {
 	// ScheduleText is CronCreate's own reading of its schedule
 	// ("Every 5 minutes"), from its result.
 	ScheduleText string `json:",omitzero"`
+	// CronJobs is the job a CronCreate call made, or the jobs a CronList
+	// call listed, from its result.
+	CronJobs []CronJob `json:",omitempty"`
 	// Links are the resources an MCP tool returned by reference
 	// (tool_use_result.resourceLinks, CLI 2.1.257 and later).
 	Links []ResourceLink `json:",omitempty"`
@@ -408,6 +411,9 @@ type ProcessExited struct {
 	Signal     string // e.g. "killed"; "" when it exited
 	StderrTail string
 	Requested  bool // we asked it to stop (idle close, /new, shutdown)
+	// Pending is what the process still waited for between turns when it
+	// exited (background tasks, wake-ups): it ended with it.
+	Pending Background `json:",omitzero"`
 	// Err is why untether ended a process nobody asked to stop:
 	// ErrLineTooLong, ErrInternal (a recovered panic). nil otherwise.
 	Err error

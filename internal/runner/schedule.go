@@ -137,3 +137,54 @@ func firstText(ss ...string) string {
 	}
 	return ""
 }
+
+// cronJobs reads the jobs a CronCreate result made (one) or a CronList
+// result lists; nil for other tools or a result it cannot read. CronCreate's
+// result has no prompt or expression: the call's input has them.
+func cronJobs(tool string, raw json.RawMessage) []CronJob {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	type job struct {
+		ID            string          `json:"id"`
+		Cron          string          `json:"cron"`
+		HumanSchedule string          `json:"humanSchedule"`
+		Prompt        string          `json:"prompt"`
+		Recurring     *bool           `json:"recurring"`
+		Durable       bool            `json:"durable"`
+		NextFireAt    json.RawMessage `json:"nextFireAt"`
+	}
+	read := func(j job) CronJob {
+		c := CronJob{ID: j.ID, Cron: j.Cron, Schedule: j.HumanSchedule, Prompt: j.Prompt, Durable: j.Durable,
+			Recurring: j.Recurring != nil && *j.Recurring}
+		if ms, ok := number(j.NextFireAt); ok && ms > 0 {
+			c.NextFire = time.UnixMilli(int64(ms)).UTC()
+		}
+		return c
+	}
+	switch tool {
+	case "CronCreate":
+		var j job
+		if json.Unmarshal(raw, &j) != nil || j.ID == "" {
+			return nil
+		}
+		return []CronJob{read(j)}
+	case "CronList":
+		var l struct {
+			Jobs []json.RawMessage `json:"jobs"`
+		}
+		if json.Unmarshal(raw, &l) != nil {
+			return nil
+		}
+		out := make([]CronJob, 0, len(l.Jobs))
+		for _, r := range l.Jobs {
+			var j job
+			if json.Unmarshal(r, &j) == nil && j.ID != "" { // a job it cannot read is left out, not the list
+				out = append(out, read(j))
+			}
+		}
+		return out
+	}
+	return nil
+}

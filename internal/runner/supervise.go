@@ -91,11 +91,13 @@ func (s *Session) abandon(proc *process, err error) {
 	// processGone itself panicked midway: make sure the session is not
 	// left pointing at a dead process, and say what happened.
 	s.mu.Lock()
+	var pending Background
 	if s.proc == proc {
 		s.proc = nil
 		clear(s.approvals)
 		clear(s.inflight)
 		s.turnOpen = false
+		pending = s.takeBackgroundLocked()
 		s.setStateLocked(StateExited)
 	}
 	s.mu.Unlock()
@@ -103,7 +105,7 @@ func (s *Session) abandon(proc *process, err error) {
 		s.cfg.Pool.processExited(s)
 	}
 	s.track(proc, false)
-	s.emit(ProcessExited{ExitCode: -1, Err: err})
+	s.emit(ProcessExited{ExitCode: -1, Err: err, Pending: pending})
 }
 
 func (s *Session) readLoop(proc *process) {
@@ -139,7 +141,7 @@ func (s *Session) readLoop(proc *process) {
 				}
 			case Warning:
 				s.log.Warn().Err(e.Err).Int("bytes", len(e.Line)).Msg("non-JSON line on CLI stdout")
-			case BackgroundTasks, ToolFinished, TurnStarted:
+			case BackgroundTasks, ToolStarted, ToolFinished, TurnStarted:
 				s.observeBackground(ev) // background.go
 			}
 			s.deliver(proc, ev)
@@ -265,6 +267,7 @@ func (s *Session) processGone(proc *process) {
 
 	s.mu.Lock()
 	s.proc = nil
+	exit.Pending = s.takeBackgroundLocked() // background.go
 	var withdrawn []RequestID
 	for id := range s.approvals {
 		withdrawn = append(withdrawn, id)

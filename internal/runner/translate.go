@@ -276,6 +276,9 @@ func (t *Translator) user(f *UserFrame, out []Event) []Event {
 			// CLI writes one frame per tool_result.
 			ev.FiresAt, ev.ScheduleText = scheduleResult(f.ToolUseResult)
 		}
+		if !b.IsError {
+			ev.CronJobs = cronJobs(name, f.ToolUseResult) // schedule.go
+		}
 		ev.Links = resourceLinks(f.ToolUseResult) // links.go
 		out = append(out, ev)
 	}

@@ -2,32 +2,30 @@ package chat
 
 import (
 	"fmt"
-	"time"
 
-	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/render"
+	"github.com/untether/untether/internal/runner"
 )
 
-// tellStoppedWork tells the chat what a CLI that had to close (/new, a
-// project or branch switch, a restart) still had running between turns
-// when its close began (runner.Session.Background): those background tasks
-// stopped with it, and a pending wake-up will not fire. A CLI is never closed for idleness or
-// evicted while it has such work (runner/background.go); these are the
-// closes the user or the operator asked for.
-func (c *Chat) tellStoppedWork(tasks int, wake time.Time) {
-	if tasks == 0 && wake.IsZero() {
+// workStopped tells the chat what a CLI that had to close (/new, a project
+// or branch switch, a restart, a crash) still had running between turns
+// when its close began (runner.Session.Pending, ProcessExited.Pending): its
+// background tasks stopped with it, and the modules' hooks hear of the
+// rest (its wake-ups: modules/wakeups). A CLI is never closed for
+// idleness or evicted while it has such work (runner/background.go); these
+// are the closes the user or the operator asked for, and crashes.
+func (c *Chat) workStopped(why string, session runner.SessionID, pl Place, work runner.Background) {
+	if work.Empty() {
 		return
 	}
-	var what string
-	switch {
-	case tasks > 0 && !wake.IsZero():
-		what = fmt.Sprintf("%s stopped with it, and the wake-up set for %s will not fire", taskCount(tasks), c.userTime(wake))
-	case tasks > 0:
-		what = taskCount(tasks) + " stopped with it"
-	default:
-		what = "the wake-up set for " + c.userTime(wake) + " will not fire"
+	if work.Tasks > 0 {
+		c.reply("🧵 Claude's process was closed ("+render.EscapeHTML(why)+") while it still had work in the background: "+
+			taskCount(work.Tasks)+" stopped with it. Ask Claude to start it again if you still need it.", 0)
 	}
-	c.reply("🧵 Claude's process was closed while it still had work in the background: "+what+". Ask Claude to start it again if you still need it.", 0)
+	w := StoppedWork{Why: why, Session: string(session), Place: pl, Work: work}
+	for _, h := range c.b.reg.onStopped {
+		h(c, w)
+	}
 }
 
 func taskCount(n int) string {
@@ -35,10 +33,4 @@ func taskCount(n int) string {
 		return "its background task"
 	}
 	return fmt.Sprintf("its %d background tasks", n)
-}
-
-// userTime is t as the chat's users read it ([telegram] timezone).
-func (c *Chat) userTime(t time.Time) string {
-	loc := config.LoadLocation(c.b.Config().Telegram.Timezone)
-	return render.EscapeHTML(render.FormatWhen(t.In(loc), time.Now()))
 }

@@ -16,8 +16,8 @@ func (c *Chat) closeSession() {
 	if c.sess == nil {
 		return
 	}
-	sess := c.sess
-	tasks, wake := sess.Background() // before the close ends them (background_work.go)
+	sess, pl := c.sess, c.sessPlace
+	pending, id := sess.Pending(), sess.ID() // before the close ends them (background_work.go)
 	closed := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*c.b.Config().Claude.StopTimeout.Std())
@@ -42,7 +42,7 @@ func (c *Chat) closeSession() {
 				}
 			}
 			c.b.closeBook(sess)
-			c.tellStoppedWork(tasks, wake)
+			c.workStopped("untether restarted", id, pl, pending)
 			if c.book != nil { // its exit can come after the stream ended
 				if rec, ok := c.book.died(c.b); ok {
 					c.recordTurn(rec)

@@ -66,7 +66,7 @@ func (c *Chat) status() string {
 	}
 	if c.sess != nil {
 		info.ProcessState = string(c.sess.State())
-		info.BackgroundTasks, info.WakeAt = c.sess.Background() // never idle-closed meanwhile (runner/background.go)
+		info.BackgroundTasks = c.sess.Pending().Tasks // never idle-closed meanwhile (runner/background.go); wake-ups: modules/wakeups
 	}
 	if turns, err := c.b.store.RecentTurns(c.ctx(), c.key, 1); err == nil && len(turns) > 0 {
 		info.ContextPercent = turns[0].ContextPct

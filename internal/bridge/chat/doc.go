@@ -30,8 +30,11 @@
 // so (stall.go). Messages the CLI had queued when it died are sent again
 // (queued.go). Every turn is charged to the chat that started it, also
 // those of a session it let go of and an estimate for one whose CLI died
-// (turn_costs.go). A CLI with background work is never idle-closed, and a
-// close that stops such work says so (background_work.go).
+// (turn_costs.go). A CLI with background work is never idle-closed; a
+// close that stops such work (a restart, /new, a switch, the CLI's crash)
+// says which background tasks stopped and hands the lost wake-ups to the
+// OnWorkStopped hooks (background_work.go; modules/wakeups offers
+// ▶️ Re-arm).
 //
 // # Approvals, questions and menus
 //

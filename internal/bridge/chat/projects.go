@@ -177,9 +177,9 @@ func (c *Chat) detachSession(why string, kill bool) {
 	// What it runs in the background now stops with it: named once it is
 	// gone (its interrupt may already end the tasks, so they are counted
 	// here).
-	tasks, wake := old.Background()
+	pending, id, pl := old.Pending(), old.ID(), c.sessPlace
 	c.b.goTracked(func() {
-		closeDetached(c.b, old, events, kill, func() { c.post(item{fn: func() { c.tellStoppedWork(tasks, wake) }}) })
+		closeDetached(c.b, old, events, kill, func() { c.post(item{fn: func() { c.workStopped(why, id, pl, pending) }}) })
 	})
 }
 

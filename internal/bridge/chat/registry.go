@@ -151,6 +151,7 @@ type Registry struct {
 	onStatus  []func(c *Chat, info *render.StatusInfo)
 	onFlush   []func(c *Chat)
 	onReplay  []func(entries []outbox.JournalEntry)
+	onStopped []func(c *Chat, w StoppedWork)
 	slots     int // how many slots modules asked for (slot.go)
 	// What the metrics watch (below): approvals' ends, and what the
 	// outbox tells of Telegram.
@@ -356,4 +357,20 @@ func (r *Registry) withArg(kind ButtonKind) bool { return r.buttons[kind].Arg }
 func (r *Registry) whileDraining(name string) bool {
 	c, ok := r.command(name)
 	return ok && c.WhileDraining
+}
+
+// StoppedWork is what a CLI that had to close (a restart, /new, a switch, a
+// crash) still waited for between turns: its background tasks and its
+// wake-ups ended with the process.
+type StoppedWork struct {
+	Why     string // what closed it, in the user's words: "untether restarted", "/new", …
+	Session string // the session the process ran
+	Place   Place  // where it ran
+	Work    runner.Background
+}
+
+// OnWorkStopped adds a hook told what a closed CLI's work was, after the
+// engine said its background tasks stopped (background_work.go).
+func (r *Registry) OnWorkStopped(h func(c *Chat, w StoppedWork)) {
+	r.onStopped = append(r.onStopped, h)
 }

@@ -324,6 +324,9 @@ func (c *Chat) onExit(e runner.ProcessExited) {
 		c.turnEnded(TurnEnd{ReplyTo: t.replyTo, Workdir: t.workdir, Links: t.view.Happened().Links()})
 	}
 	if !e.Requested {
+		if c.sess != nil { // what it waited for between turns died with it
+			c.workStopped("it exited unexpectedly", c.sess.ID(), c.sessPlace, e.Pending)
+		}
 		c.resendQueued()
 	} else {
 		clear(c.inputs)

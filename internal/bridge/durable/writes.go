@@ -53,7 +53,7 @@ const (
 	kindApproval writeKind = "approval" // approval log
 	kindTurn     writeKind = "turn"     // turn statistics
 	kindProcess  writeKind = "process"  // CLI processes to clean up after a crash
-	kindSchedule writeKind = "schedule" // schedules, retries after a limit, limit windows
+	kindSchedule writeKind = "schedule" // schedules, retries after a limit, limit windows, lost wake-ups
 	kindSettings writeKind = "settings" // chat and daemon settings
 	kindTrigger  writeKind = "trigger"  // webhook runs waiting, deliveries seen (triggers.go)
 )
@@ -372,6 +372,31 @@ func (w *Writes) AdvanceSchedule(ctx context.Context, id int64, due, next, ran t
 
 func (w *Writes) FinishScheduleRun(ctx context.Context, id int64, due time.Time) error {
 	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.FinishScheduleRun(ctx, id, due) })
+}
+
+func (w *Writes) PutLostWakeup(ctx context.Context, lw state.LostWakeup) error {
+	return w.once(ctx, kindSchedule, func(ctx context.Context) error { return w.Store.PutLostWakeup(ctx, lw) })
+}
+
+func (w *Writes) OfferLostWakeup(ctx context.Context, token, why string) (ok bool, err error) {
+	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
+		ok, err = w.Store.OfferLostWakeup(ctx, token, why)
+		return err
+	})
+	return ok, err
+}
+
+func (w *Writes) ForgetPendingWakeup(ctx context.Context, token string) error {
+	return w.write(ctx, writeOp{kind: kindSchedule, slot: "wakeup:" + token},
+		func(ctx context.Context) error { return w.Store.ForgetPendingWakeup(ctx, token) })
+}
+
+func (w *Writes) RearmLostWakeup(ctx context.Context, token string, by state.UserID) (ok bool, err error) {
+	err = w.once(ctx, kindSchedule, func(ctx context.Context) (err error) {
+		ok, err = w.Store.RearmLostWakeup(ctx, token, by)
+		return err
+	})
+	return ok, err
 }
 
 func (w *Writes) SyncConfigSchedules(ctx context.Context, entries []state.Schedule) error {

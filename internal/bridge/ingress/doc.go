@@ -27,6 +27,11 @@
 //     joining, a topic opened, a video chat), from the decoded message and
 //     from the raw update, which also holds what the library cannot decode;
 //     the bridge neither answers nor forwards those (service.go);
+//   - ReadableOf fills in the text of what the library leaves without any:
+//     a rich message (Bot API 10.1, read from the raw update, rich.go), a
+//     checklist, and the message a reply quotes; a reply to one checklist
+//     task quotes that task. It names what it cannot pass on (a photo in a
+//     rich message) so the user can be told;
 //   - ParseCommand reads a bot command by UTF-16 offsets, as Telegram counts
 //     them (the library's own matcher slices bytes).
 package ingress

@@ -38,8 +38,9 @@ type Note struct {
 	repairs []repair // what was dropped or replaced to decode it
 	skipErr error    // nothing could be recovered; the library saw a bare id
 	service string   // the service member of a message (service.go), "" if a person wrote it
-	// raw is a message's update exactly as the library decoded it: what
-	// the bridge keeps until its chat has handled it. Re-encoding the
+	// raw is a message's (or an edit's) update exactly as the library
+	// decoded it: what the bridge keeps until its chat has handled it, and
+	// where it reads what the library drops (readable.go). Re-encoding the
 	// library's model loses what it can decode but not encode (PaidMedia
 	// in v1.19), so the kept message would not come back as it came.
 	raw []byte
@@ -93,7 +94,7 @@ func guardUpdates(body []byte) (guardedBatch, error) {
 			continue
 		}
 		raw, note := guardUpdate(id, e)
-		if note.kind == "message" && note.skipErr == nil {
+		if (note.kind == "message" || note.kind == "edited_message") && note.skipErr == nil {
 			note.raw = raw
 		}
 		if note.kind != "callback_query" || note.repairs != nil || note.skipErr != nil {

@@ -310,6 +310,25 @@ CREATE TABLE webhook_seen (
 );
 CREATE INDEX webhook_seen_at ON webhook_seen (seen_at);
 `,
+	// 13: wake-ups Claude set: pending while its CLI waits for them (so a
+	// start after a kill can name the ones the killed CLI took with it),
+	// then, once a closed CLI lost them, offered again with a ▶️ Re-arm
+	// button that must work after a restart.
+	`
+CREATE TABLE lost_wakeups (
+	token      TEXT    PRIMARY KEY,
+	chat_id    INTEGER NOT NULL,
+	thread_id  INTEGER NOT NULL DEFAULT 0,
+	session_id TEXT    NOT NULL,
+	project    TEXT    NOT NULL DEFAULT '',
+	branch     TEXT    NOT NULL DEFAULT '',
+	wakeup     BLOB    NOT NULL, -- the wake-up, as the bridge encoded it
+	why        TEXT    NOT NULL DEFAULT '',
+	state      TEXT    NOT NULL CHECK (state IN ('pending', 'offered', 'rearmed')),
+	decided_by INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL
+);
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one

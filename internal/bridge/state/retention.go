@@ -33,13 +33,15 @@ type Pruned struct {
 	Approvals, Turns, HandledUpdates int64
 	// Retries sent or dropped, and one-off schedules that ran.
 	Retries, Schedules int64
+	// LostWakeups offered for ▶️ Re-arm, pressed or not (pending ones stay).
+	LostWakeups int64
 }
 
 // Prune deletes what the retention period no longer asks to keep: decided
 // approvals and turns that started before before (pending approvals stay
 // whatever their age), handled-update marks the persisted offset already
 // covers, retries after a limit that were sent or dropped and one-off
-// schedules that ran, made before before. Chats, their sessions and their
+// schedules that ran, and lost wake-ups offered again, made before before. Chats, their sessions and their
 // running totals stay.
 func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 	var p Pruned
@@ -54,6 +56,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 			{&p.HandledUpdates, `DELETE FROM handled_updates WHERE update_id <= (SELECT COALESCE(MAX(last_update_id), 0) FROM update_offset)`, nil},
 			{&p.Retries, `DELETE FROM limit_retries WHERE state IN ('sent', 'dropped') AND created_at < ?`, []any{toNanos(before)}},
 			{&p.Schedules, `DELETE FROM schedules WHERE next_run = 0 AND pending_run = 0 AND created_at < ?`, []any{toNanos(before)}},
+			{&p.LostWakeups, `DELETE FROM lost_wakeups WHERE state <> 'pending' AND created_at < ?`, []any{toNanos(before)}},
 		} {
 			res, err := tx.ExecContext(ctx, q.sql, q.args...)
 			if err != nil {
