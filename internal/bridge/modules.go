@@ -4,6 +4,8 @@ import (
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/modules/background"
 	"github.com/untether/untether/internal/bridge/modules/budget"
+	"github.com/untether/untether/internal/bridge/modules/compact"
+	"github.com/untether/untether/internal/bridge/modules/effort"
 	"github.com/untether/untether/internal/bridge/modules/files"
 	"github.com/untether/untether/internal/bridge/modules/mcpnotice"
 	"github.com/untether/untether/internal/bridge/modules/phone"
@@ -19,6 +21,7 @@ import (
 func modules(h *chat.Host) []chat.Module {
 	return []chat.Module{
 		settings.New(),
+		effort.New(),
 		budget.New(h),
 		schedules.New(h),
 		places.New(h),
@@ -26,5 +29,6 @@ func modules(h *chat.Host) []chat.Module {
 		phone.New(h),
 		mcpnotice.New(),
 		background.New(),
+		compact.New(),
 	}
 }
