@@ -51,7 +51,13 @@ func (m *Module) Register(r *chat.Registry) {
 			m.turnStarted(c, ts) // applied.go
 		}
 	})
-	r.OnAnswer(func(c *chat.Chat, _ runner.TurnCompleted, a *chat.Answer) { a.Meta.Effort = m.turnEffort(c) })
+	r.OnAnswer(func(c *chat.Chat, tc runner.TurnCompleted, a *chat.Answer) {
+		// A turn that made no model call (the CLI refused it first, a
+		// local command) ran with no effort at all.
+		if e := m.turnEffort(c); tc.Usage.ContextTokens() > 0 {
+			a.Meta.Effort = e
+		}
+	})
 	r.OnStatus(func(c *chat.Chat, info *render.StatusInfo) { info.Effort = m.statusText(c) })
 }
 
