@@ -205,7 +205,9 @@ func TestLoginEnds(t *testing.T) {
 	lm2 := r.loginMessage(chat, second.ID)
 
 	c := r.say(chat, alice, "/cancel")
-	r.waitBot(chat, "cancelling", func(m telegramtest.Message) bool { return m.ReplyTo == c.ID && strings.Contains(m.Text, "Cancelling the login") })
+	r.waitBot(chat, "cancelling", func(m telegramtest.Message) bool {
+		return m.ReplyTo == c.ID && strings.Contains(m.Text, "Cancelling the login")
+	})
 	r.edited(chat, lm2.ID, "✖️ The login was cancelled.")
 
 	third := r.say(chat, alice, "/login")
@@ -226,7 +228,9 @@ func TestLoginEnds(t *testing.T) {
 	})
 
 	late := r.tg.UserSends(chat, user, goodCode, telegramtest.ReplyingTo(lm4.ID))
-	r.waitBot(chat, "over", func(m telegramtest.Message) bool { return strings.Contains(m.Text, "That sign-in is over, so the code was not used") })
+	r.waitBot(chat, "over", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, "That sign-in is over, so the code was not used")
+	})
 	for _, id := range []telegramtest.MessageID{wrong.ID, late.ID} {
 		m, _ := r.tg.Message(chat, id)
 		assert.True(t, m.Deleted, "message %d deleted", id)

@@ -16,9 +16,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/untether/untether/internal/bridge/chat"
+	clilogin "github.com/untether/untether/internal/login"
 	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner"
-	clilogin "github.com/untether/untether/internal/login"
 )
 
 // Buttons: 🔑 Log in under a turn the login failed, ✖️ Cancel under the
