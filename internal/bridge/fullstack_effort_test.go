@@ -27,7 +27,8 @@ func (r *rig) pickIn(chat telegramtest.ChatID, menu telegramtest.Message, label,
 	r.t.Helper()
 	data := buttonData(menu, label)
 	require.NotEmpty(r.t, data, "%q on %q", label, menu.Text)
-	r.tg.UserPresses(chat, menu.ID, data)
+	_, err := r.tg.TryUserPresses(chat, telegramtest.User{ID: alice, FirstName: "Alice"}, menu.ID, data)
+	require.NoError(r.t, err)
 	return r.waitBot(chat, "the menu's answer", func(m telegramtest.Message) bool {
 		return m.ID == menu.ID && len(m.Keyboard) == 0 && strings.Contains(m.Text, want)
 	})

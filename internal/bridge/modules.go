@@ -9,6 +9,7 @@ import (
 	"github.com/untether/untether/internal/bridge/modules/files"
 	"github.com/untether/untether/internal/bridge/modules/login"
 	"github.com/untether/untether/internal/bridge/modules/mcpnotice"
+	"github.com/untether/untether/internal/bridge/modules/panel"
 	"github.com/untether/untether/internal/bridge/modules/phone"
 	"github.com/untether/untether/internal/bridge/modules/places"
 	"github.com/untether/untether/internal/bridge/modules/schedules"
@@ -34,5 +35,6 @@ func modules(h *chat.Host) []chat.Module {
 		mcpnotice.New(),
 		background.New(),
 		compact.New(),
+		panel.New(h),
 	}
 }
