@@ -281,3 +281,23 @@ func TestSignInEndingSoon(t *testing.T) {
 	a := r.ask(chat, "hello")
 	assert.Regexp(t, `🔑 Claude Code's sign-in ends by `+end.UTC().Format("15:04")+` UTC \(in 1[12]h\d\dm\); /login signs in again\.`, a.Text)
 }
+
+// TestLoginEndsWithARestart: a restart ends a login waiting for its code;
+// the code sent afterwards to its message is deleted, said to be unused,
+// and never reaches Claude.
+func TestLoginEndsWithARestart(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	r := newRig(t, withLoggedOutCLI())
+	in := r.say(chat, alice, "/login")
+	lm := r.loginMessage(chat, in.ID)
+	r.stop()
+	r.start()
+	late := r.tg.UserSends(chat, telegramtest.User{ID: alice, FirstName: "Alice"}, goodCode, telegramtest.ReplyingTo(lm.ID))
+	r.waitBot(chat, "over", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, "That sign-in is over, so the code was not used")
+	})
+	m, _ := r.tg.Message(chat, late.ID)
+	assert.True(t, m.Deleted)
+	r.assertCodeNowhere(chat, goodCode)
+	assert.Empty(t, r.claude.API.Requests())
+}
