@@ -239,8 +239,8 @@ func (m *Module) restartIdle(c *chat.Chat) bool {
 }
 
 // takeCode is the message hook: while the chat's login waits for its
-// code, a reply to the login message (or a message shaped like a code:
-// one word with a '#') is the code; it is typed at the login program and
+// code, a reply to the login message (or a message shaped like a code,
+// codeShaped) is the code; it is typed at the login program and
 // deleted. A reply to a login message whose login is over never reaches
 // Claude either.
 func (m *Module) takeCode(c *chat.Chat, in *chat.Inbound) bool {
@@ -257,7 +257,7 @@ func (m *Module) takeCode(c *chat.Chat, in *chat.Inbound) bool {
 		return true
 	}
 	text := strings.TrimSpace(msg.Text)
-	if !toLogin && !(msg.ReplyToMessage == nil && text != "" && !strings.ContainsAny(text, " \n\t") && strings.Contains(text, "#")) {
+	if !toLogin && (msg.ReplyToMessage != nil || !codeShaped(text)) {
 		return false
 	}
 	err := a.sess.SubmitCode(text)
@@ -270,6 +270,14 @@ func (m *Module) takeCode(c *chat.Chat, in *chat.Inbound) bool {
 	c.EditMessage(a.msg, outbox.High, outbox.Content{Text: m.loginText(a, "⏳ Code received (its message is deleted); signing in…"),
 		Keyboard: render.Keyboard{Rows: [][]render.Button{{{Text: "✖️ Cancel login", CallbackData: chat.CallbackData(btnCancelLogin, a.token)}}}}})
 	return true
+}
+
+// codeShaped reports whether text looks like the code the sign-in page
+// shows ("code#state": one long word with a '#' inside), so that one sent
+// without replying is taken too.
+func codeShaped(text string) bool {
+	code, state, ok := strings.Cut(text, "#")
+	return ok && len(text) >= 20 && code != "" && state != "" && !strings.ContainsAny(text, " \n\t")
 }
 
 // replyToLogin reports whether m replies to a login message of the bot.

@@ -64,7 +64,9 @@ func (m *Module) Register(r *chat.Registry) {
 	m.state = chat.NewSlot[shown](r)
 	r.Command(chat.Command{Name: "panel", Help: "A control panel: model, effort, mode, project, sessions",
 		Run: func(c *chat.Chat, in chat.Invocation) { m.send(c) }})
-	r.StoredButton(btnPanel, chat.StoredButton{Wait: "untether is restarting; press again once it is back.",
+	// While untether restarts a typed command waits for the restart (but
+	// /cancel and /status); a press is refused instead, saying so.
+	r.StoredButton(btnPanel, chat.StoredButton{Wait: "untether is restarting; press again once it is back.", WaitFirst: true,
 		Resolve: m.resolve, Sample: m.sample})
 	r.OnSettingsChanged(m.redrawSoon)
 }
