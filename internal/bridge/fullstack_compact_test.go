@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,6 +62,8 @@ func TestContextFillsUp(t *testing.T) {
 	assert.NotContains(t, warn.Text, "The context is", "the note waits for context_full_at")
 	compact := buttonData(warn, render.CompactButtonText)
 	require.NotEmpty(t, compact, "🗜 Compact under the answer")
+	// The warning made untether ask the CLI (off the actor) how it compacts.
+	require.Eventually(t, func() bool { return len(r.logLines("the CLI says how it compacts")) == 1 }, wait, 20*time.Millisecond)
 
 	full := r.fill(chat, 960)
 	assert.Contains(t, full.Text, "ctx 96% ⚠️")

@@ -135,6 +135,7 @@ func (m *Module) learn(c *chat.Chat, key procKey) {
 				c.Log().Info().Err(err).Msg("ask the CLI how it compacts")
 				return
 			}
+			c.Log().Debug().Bool("auto", u.AutoCompact).Int64("at", u.AutoCompactAt).Int64("window", u.Window).Msg("the CLI says how it compacts")
 			st.usage, st.proc, st.known = u, key, true
 		}
 	})
