@@ -100,3 +100,20 @@ func TestEffortOnAModelWithoutLevels(t *testing.T) {
 	r.command(chat, "/status", "Effort: xhigh (the model takes none)")
 	assert.Equal(t, "xhigh", r.storedChat(key).Effort, "kept for a model that takes it")
 }
+
+// TestEffortOfTheProject: a chat that chose no level gets its project's
+// effort (projects.<name>.effort) when its CLI starts there, and /effort
+// says where the level comes from.
+func TestEffortOfTheProject(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t, withProjects(map[string]config.Project{"beta": {Path: realDir(t), Effort: runner.EffortXHigh}}))
+	r.ask(chat, "in default")
+	assert.NotContains(t, strings.Join(r.cliArgs(key), " "), "--effort", "no level configured: the CLI's default")
+	assert.Equal(t, "medium", r.effortOf("in default"), "the CLI's default for its model")
+	r.command(chat, "/project beta", "works in beta")
+	r.ask(chat, "in beta")
+	assert.Contains(t, r.cliArgs(key), "--effort=xhigh")
+	assert.Equal(t, "xhigh", r.effortOf("in beta"))
+	r.command(chat, "/effort", "Effort: xhigh (the configured default)")
+}
