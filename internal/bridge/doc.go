@@ -17,6 +17,7 @@
 //	                   /sessions /continue), files (Claude's outbox, /get, full
 //	                   diffs), phone (voice, attachments, albums, edits),
 //	                   export (/export), metrics, triggers (webhooks),
+//	                   effort, compact, login, panel, wakeups,
 //	                   mcpnotice, background
 //	bridge/ingress/    the getUpdates guard and repair, unions, offsets, the
 //	                   command parser, 409 streaks

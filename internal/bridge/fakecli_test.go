@@ -34,6 +34,12 @@ func TestMain(m *testing.M) {
 // itself (as an approved plan does), which it reports in system/status,
 // as it does for set_permission_mode.
 func fakeCLI() int {
+	if len(os.Args) > 2 && os.Args[1] == "auth" && os.Args[2] == "status" {
+		// What the real CLI prints with an API key; the login module asks
+		// at every start.
+		fmt.Println(`{"loggedIn":true,"authMethod":"api_key","apiProvider":"firstParty","apiKeySource":"ANTHROPIC_API_KEY"}`)
+		return 0
+	}
 	record := func(string) {}
 	if p := os.Getenv(envFakeCLILog); p != "" {
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
@@ -102,7 +108,11 @@ func fakeCLI() int {
 		switch in.Type {
 		case "control_request":
 			record("control " + in.Request.Subtype + " " + in.Request.Mode)
-			emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": in.RequestID, "response": map[string]any{}}})
+			resp := map[string]any{}
+			if in.Request.Subtype == "get_settings" { // its model takes no effort level
+				resp["applied"] = map[string]any{"effort": nil}
+			}
+			emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": in.RequestID, "response": resp}})
 			if in.Request.Subtype == "set_permission_mode" {
 				setMode(in.Request.Mode)
 			}

@@ -75,7 +75,9 @@ func TestCLIUpdatedInPlace(t *testing.T) {
 	bin, marks := filepath.Join(dir, "claude"), filepath.Join(dir, "starts")
 	install := func(r *rig, version string) {
 		t.Helper()
-		script := "#!/bin/sh\necho " + version + " >> " + marks + "\nexec " + r.claude.Binary + " \"$@\"\n"
+		// `claude auth status` (the login module asks at start) is not a
+		// CLI serving a chat: only those are counted.
+		script := "#!/bin/sh\n[ \"$1\" = auth ] || echo " + version + " >> " + marks + "\nexec " + r.claude.Binary + " \"$@\"\n"
 		tmp := bin + ".new"
 		require.NoError(t, os.WriteFile(tmp, []byte(script), 0o755))
 		require.NoError(t, os.Rename(tmp, bin)) // a new file under the old name, as npm does

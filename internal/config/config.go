@@ -33,10 +33,13 @@ const (
 	// getUpdates calls.
 	MinPollTimeout = Duration(2 * time.Second)
 
-	DefaultClaudeBinary        = "claude"
-	DefaultPermissionMode      = PermissionDefault
-	DefaultIdleTimeout         = Duration(30 * time.Minute)
-	DefaultApprovalTimeout     = Duration(15 * time.Minute)
+	DefaultClaudeBinary    = "claude"
+	DefaultPermissionMode  = PermissionDefault
+	DefaultIdleTimeout     = Duration(30 * time.Minute)
+	DefaultApprovalTimeout = Duration(15 * time.Minute)
+	// DefaultLoginTimeout is how long /login waits for the sign-in: time
+	// to open the link, sign in and send the code back.
+	DefaultLoginTimeout        = Duration(10 * time.Minute)
 	DefaultStopTimeout         = Duration(10 * time.Second)
 	DefaultMaxLiveProcesses    = 16
 	DefaultMaxConcurrentSpawns = 2
@@ -292,6 +295,9 @@ type Telegram struct {
 	// TopicDefaultProject is the project of a forum topic that was not
 	// bound to one; empty means DefaultProject.
 	TopicDefaultProject string `toml:"topic_default_project"`
+	// PinPanel pins the message /panel sends (in a group the bot needs the
+	// right to pin messages), unpinning the one it replaces.
+	PinPanel bool `toml:"pin_panel"`
 }
 
 // UserAllowed reports whether Telegram user id may use the bot.
@@ -345,6 +351,9 @@ type Claude struct {
 	IdleTimeout Duration `toml:"idle_timeout"`
 	// ApprovalTimeout denies a tool approval nobody answered and expires its buttons.
 	ApprovalTimeout Duration `toml:"approval_timeout"`
+	// LoginTimeout ends a /login that has not finished: the link, the
+	// sign-in and the code sent back must all fit in it.
+	LoginTimeout Duration `toml:"login_timeout"`
 	// StopTimeout bounds each step of interrupt → SIGINT → SIGKILL and of
 	// close → SIGTERM → SIGKILL.
 	StopTimeout Duration `toml:"stop_timeout"`

@@ -20,6 +20,7 @@ func Default() Config {
 			AllowedModes:        DefaultAllowedModes(),
 			IdleTimeout:         DefaultIdleTimeout,
 			ApprovalTimeout:     DefaultApprovalTimeout,
+			LoginTimeout:        DefaultLoginTimeout,
 			StopTimeout:         DefaultStopTimeout,
 			MaxLiveProcesses:    DefaultMaxLiveProcesses,
 			MaxConcurrentSpawns: DefaultMaxConcurrentSpawns,

@@ -27,6 +27,8 @@ var wantReloadable = map[string]bool{
 	"progress.drafts":             true,
 	"claude.idle_timeout":         true,
 	"claude.approval_timeout":     true,
+	"claude.login_timeout":        true,
+	"telegram.pin_panel":          true,
 	"claude.stop_timeout":         true,
 	"log.level":                   true,
 	"daemon.drain_timeout":        true,

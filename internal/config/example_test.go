@@ -45,10 +45,10 @@ func TestExampleLoads(t *testing.T) {
 }
 
 // undocumentedYet are keys whose feature is built but not yet usable end to
-// end (/effort and the Compact button wait for the bridge); the example
-// documents them when it is. TestExampleHasEveryKey fails once the example
-// sets one of them, so the list cannot outlive its reason.
-var undocumentedYet = []string{"claude.effort", "render.context_warn_at", "render.context_full_at"}
+// end; the example documents them when it is. TestExampleHasEveryKey fails
+// once the example sets one of them, so the list cannot outlive its reason.
+// None is waiting now.
+var undocumentedYet []string
 
 // documentedKeys is schemaKeys without undocumentedYet.
 func documentedKeys() []string {

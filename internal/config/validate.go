@@ -171,6 +171,7 @@ func (c *Config) validateClaude(ps *problems) {
 
 	positive(ps, "claude.idle_timeout", c.Claude.IdleTimeout)
 	positive(ps, "claude.approval_timeout", c.Claude.ApprovalTimeout)
+	positive(ps, "claude.login_timeout", c.Claude.LoginTimeout)
 	positive(ps, "claude.stop_timeout", c.Claude.StopTimeout)
 	atLeastOne(ps, "claude.max_live_processes", c.Claude.MaxLiveProcesses)
 	atLeastOne(ps, "claude.max_concurrent_spawns", c.Claude.MaxConcurrentSpawns)

@@ -12,8 +12,11 @@ type StatusInfo struct {
 	SessionID string
 	Model     string
 	// Effort is the chat's effort level (/effort), shown when set.
-	Effort           string
-	Mode             string
+	Effort string
+	Mode   string
+	// Login says whether and how the CLI is logged in (`claude auth
+	// status`), shown when set.
+	Login            string
 	ContextPercent   float64
 	CostUSD          float64 // the session's cost so far
 	Turns            int
@@ -98,6 +101,9 @@ func RenderStatus(s StatusInfo) string {
 		field("Effort", s.Effort, false)
 	}
 	field("Mode", s.Mode, false)
+	if s.Login != "" {
+		field("Login", s.Login, false)
+	}
 	ctx := formatContext(s.ContextPercent)
 	if ctx != "" {
 		ctx += " used"

@@ -18,14 +18,14 @@ func TestStatusGolden(t *testing.T) {
 		s    render.StatusInfo
 	}{
 		{"active", render.StatusInfo{SessionID: "605d1bf7-3cec-4407-b87c-fafb31b34500", Model: "claude-opus-5-5", Effort: "high", Mode: "acceptEdits",
-			ContextPercent: 12.4, CostUSD: 0.1234, Turns: 7, ProcessState: "running", PendingApprovals: 2,
+			Login: "an API key (ANTHROPIC_API_KEY)", ContextPercent: 12.4, CostUSD: 0.1234, Turns: 7, ProcessState: "running", PendingApprovals: 2,
 			Pending: []render.PendingItem{{Tool: "Bash", Summary: "echo hi > out.txt", Since: now.Add(-90 * time.Second)},
 				{Tool: "AskUserQuestion", Summary: "Which <colour>?", Since: now.Add(-10 * time.Second)}},
 			Workdir: "/home/dev/project", LastActive: now.Add(-5*time.Minute - 3*time.Second), Now: now}},
 		{"fresh", render.StatusInfo{Model: "claude-opus-5-5", Mode: "default", ProcessState: "stopped", Workdir: "/srv/app", Now: now}},
 		{"yesterday", render.StatusInfo{SessionID: "s", ProcessState: "idle", Turns: 1, CostUSD: 2.5, ContextPercent: 0.4,
 			LastActive: now.Add(-26 * time.Hour), Now: now}},
-		{"hostile", render.StatusInfo{SessionID: hostile, Model: hostile, Effort: hostile, Mode: hostile, ProcessState: hostile,
+		{"hostile", render.StatusInfo{SessionID: hostile, Model: hostile, Effort: hostile, Mode: hostile, Login: hostile, ProcessState: hostile,
 			Workdir: hostile + strings.Repeat("/very/long/path", 100), LastActive: now, Now: now}},
 	}
 	var b strings.Builder

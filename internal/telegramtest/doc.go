@@ -16,7 +16,9 @@
 // createForumTopic makes a topic in a forum where the bot may manage topics
 // ([Chat].BotCanManageTopics), and refuses as Telegram does otherwise ("the
 // chat is not a forum", "not enough rights to create a topic"); the topics
-// made are in [Snapshot].Topics.
+// made are in [Snapshot].Topics. pinChatMessage and unpinChatMessage set
+// [Message].Pinned: always in a private chat, in a group only where the
+// bot may pin ([Chat].BotCanPin), refused otherwise as Telegram does.
 //
 // Tests drive the user side with [Server.UserSends], [Server.UserSendsPhoto],
 // [Server.UserSendsDocument], [Server.UserSendsVoice], [Server.UserSendsAudio],

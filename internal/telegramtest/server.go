@@ -230,6 +230,8 @@ var handlers = map[string]handler{
 	"getwebhookinfo":         (*Server).getWebhookInfo,
 	"getfile":                (*Server).getFile,
 	"createforumtopic":       (*Server).createForumTopic,
+	"pinchatmessage":         (*Server).pinChatMessage,
+	"unpinchatmessage":       (*Server).unpinChatMessage,
 }
 
 // ServeHTTP implements the Bot API transport, /bot{token}/{method}, and

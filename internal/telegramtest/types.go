@@ -56,6 +56,10 @@ type Chat struct {
 	// BotCanManageTopics makes the bot an administrator allowed to manage
 	// the forum's topics: without it createForumTopic is refused.
 	BotCanManageTopics bool
+	// BotCanPin makes the bot an administrator allowed to pin messages in a
+	// group or supergroup: without it pinChatMessage is refused there (in
+	// a private chat a bot may always pin).
+	BotCanPin bool
 	// DefaultUser is who [Server.UserPresses] acts as. Zero means the peer
 	// for private chats and a generic member for groups.
 	DefaultUser User
@@ -116,7 +120,9 @@ type Message struct {
 	Keyboard  [][]Button
 	EditCount int
 	Deleted   bool
-	ReplyTo   MessageID
+	// Pinned is true while the message is pinned (pinChatMessage).
+	Pinned  bool
+	ReplyTo MessageID
 	// Document or Photo is set for media messages; Text and Entities then
 	// hold the caption. Photo lists sizes smallest first, like Telegram.
 	Document *Document

@@ -70,6 +70,7 @@ func (c *Chat) saveRecord() {
 	if err := c.b.store.PutChat(c.ctx(), c.rec); err != nil {
 		c.logger().Error().Err(err).Msg("save chat state")
 	}
+	c.settingsChanged() // settings_hooks.go
 }
 
 func (c *Chat) ensureSession() (*runner.Session, error) {

@@ -38,9 +38,12 @@ func (c *Chat) onCommand(cmd ingress.Command, m *models.Message) {
 	c.send(runner.UserInput{Text: m.Text}, m.ID, SenderOf(m))
 }
 
-// cancelCommand is /cancel: messages waiting for a slot go first, else the
-// running turn.
+// cancelCommand is /cancel: what a module waits for (a login), else
+// messages waiting for a slot, else the running turn.
 func (c *Chat) cancelCommand(replyTo int) {
+	if c.cancelOwn(replyTo) { // settings_hooks.go: a module's (a login)
+		return
+	}
 	if c.cancelWaiting(replyTo) {
 		return
 	}

@@ -131,6 +131,7 @@ func (b *Engine) Config() *config.Config { return b.cfg.Load() }
 func (b *Engine) Reload(c *config.Config) {
 	b.cfg.Store(c)
 	b.reloadSessions(c) // spawn.go
+	b.settingsReloaded()
 }
 
 // prewarmLimit bounds how many recently active chats get their CLI started

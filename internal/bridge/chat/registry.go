@@ -158,6 +158,8 @@ type Registry struct {
 	onApprovalEnd []func(c *Chat, a *Approval, d state.Decision)
 	onDelivered   []func(d outbox.Dispatch)
 	onRateLimited []func(key outbox.ChatKey, retryAfter time.Duration)
+	onChanged     []func(c *Chat)                   // settings_hooks.go
+	onCancel      []func(c *Chat, replyTo int) bool // settings_hooks.go
 }
 
 func newRegistry() *Registry {
@@ -374,3 +376,16 @@ type StoppedWork struct {
 func (r *Registry) OnWorkStopped(h func(c *Chat, w StoppedWork)) {
 	r.onStopped = append(r.onStopped, h)
 }
+
+// OnSettingsChanged adds a hook told that what the chat's settings are may
+// have changed: its record was saved (a /mode, /model, /effort, /project,
+// /branch, a session resumed, a mode the CLI switched to), or the config
+// was reloaded. It runs on the actor, right after the save and inside
+// whatever made it: a hook that reads the settings posts its work (Post),
+// so that the change is complete when it runs.
+func (r *Registry) OnSettingsChanged(h func(c *Chat)) { r.onChanged = append(r.onChanged, h) }
+
+// OnCancel adds a hook /cancel asks first: one that stops something of its
+// own (a login waiting for its code) says so, returns true, and /cancel
+// does nothing else.
+func (r *Registry) OnCancel(h func(c *Chat, replyTo int) bool) { r.onCancel = append(r.onCancel, h) }

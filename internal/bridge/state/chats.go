@@ -18,6 +18,9 @@ type Chat struct {
 	Model          string
 	PermissionMode string
 	Workdir        string
+	// Effort is the effort level the chat's users chose with /effort
+	// (a runner.Effort); "" means the config's.
+	Effort string
 	// Project and Branch are the project (a config name) and git worktree
 	// the chat's users chose with /project, /topic, /branch or a Resume;
 	// "" follows the config's default project and its main checkout.
@@ -30,7 +33,7 @@ type Chat struct {
 	Turns   int
 }
 
-const chatColumns = `chat_id, thread_id, session_id, model, permission_mode, workdir, project, branch, last_active, cost_usd, turns`
+const chatColumns = `chat_id, thread_id, session_id, model, permission_mode, workdir, project, branch, last_active, cost_usd, turns, effort`
 
 func scanChat(row interface{ Scan(...any) error }) (Chat, error) {
 	var (
@@ -38,7 +41,7 @@ func scanChat(row interface{ Scan(...any) error }) (Chat, error) {
 		active int64
 	)
 	err := row.Scan(&c.Key.Chat, &c.Key.Thread, &c.SessionID, &c.Model, &c.PermissionMode,
-		&c.Workdir, &c.Project, &c.Branch, &active, &c.CostUSD, &c.Turns)
+		&c.Workdir, &c.Project, &c.Branch, &active, &c.CostUSD, &c.Turns, &c.Effort)
 	c.LastActive = fromNanos(active)
 	return c, err
 }
@@ -62,7 +65,7 @@ func (s *Store) GetChat(ctx context.Context, key ChatKey) (Chat, error) {
 // was recorded must not erase that turn's cost.
 func (s *Store) PutChat(ctx context.Context, c Chat) error {
 	_, err := s.exec(ctx, `
-INSERT INTO chats (`+chatColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO chats (`+chatColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (chat_id, thread_id) DO UPDATE SET
 	session_id      = excluded.session_id,
 	model           = excluded.model,
@@ -70,9 +73,10 @@ ON CONFLICT (chat_id, thread_id) DO UPDATE SET
 	workdir         = excluded.workdir,
 	project         = excluded.project,
 	branch          = excluded.branch,
-	last_active     = excluded.last_active`,
+	last_active     = excluded.last_active,
+	effort          = excluded.effort`,
 		c.Key.Chat, c.Key.Thread, c.SessionID, c.Model, c.PermissionMode, c.Workdir, c.Project, c.Branch,
-		toNanos(c.LastActive), c.CostUSD, c.Turns)
+		toNanos(c.LastActive), c.CostUSD, c.Turns, c.Effort)
 	if err != nil {
 		return fmt.Errorf("save chat %s: %w", c.Key, err)
 	}

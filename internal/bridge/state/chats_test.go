@@ -24,7 +24,7 @@ func TestPutGetChat(t *testing.T) {
 	key := state.ChatKey{Chat: -100200, Thread: 7}
 	c := state.Chat{
 		Key: key, SessionID: "sess-1", Model: "opus", PermissionMode: "default",
-		Workdir: "/home/dev/p", Project: "api", Branch: "feature", LastActive: t0, CostUSD: 0.5, Turns: 2,
+		Workdir: "/home/dev/p", Project: "api", Branch: "feature", LastActive: t0, CostUSD: 0.5, Turns: 2, Effort: "high",
 	}
 	require.NoError(t, s.PutChat(ctx, c))
 	got, err := s.GetChat(ctx, key)
@@ -39,7 +39,7 @@ func TestPutGetChat(t *testing.T) {
 	// belong to RecordTurn: this copy is stale (cost 0, 0 turns).
 	require.NoError(t, s.RecordTurn(ctx, state.TurnRecord{Key: key, StartedAt: t0, CostUSD: 0.25}))
 	upd := state.Chat{Key: key, SessionID: "sess-2", Model: "sonnet", PermissionMode: "plan",
-		Workdir: "/w", LastActive: t0.Add(time.Hour)}
+		Workdir: "/w", LastActive: t0.Add(time.Hour), Effort: "max"}
 	require.NoError(t, s.PutChat(ctx, upd))
 	got, err = s.GetChat(ctx, key)
 	require.NoError(t, err)

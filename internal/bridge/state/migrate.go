@@ -10,9 +10,9 @@ import (
 // became a supergroup (migrate_to_chat_id): its sessions and settings (one
 // row per topic), its projects' sessions and session history, turns,
 // approvals, undelivered outbox items, the schedules the chat made and its
-// prompts waiting for a limit to reset. Live
-// message records are dropped: their message ids belong to the old chat
-// and cannot be edited in the new one. Where the new chat already has a
+// prompts waiting for a limit to reset. Live message records and control
+// panels are dropped: their message ids belong to the old chat and cannot
+// be edited in the new one. Where the new chat already has a
 // row for a topic with history of its own, that row wins. Migrating again,
 // or a chat with no state, changes nothing.
 func (s *Store) MigrateChat(ctx context.Context, from, to ChatID) error {
@@ -38,6 +38,8 @@ func (s *Store) MigrateChat(ctx context.Context, from, to ChatID) error {
 			`UPDATE schedules SET chat_id = :to WHERE chat_id = :from AND source = 'chat'`,
 			`UPDATE limit_retries SET chat_id = :to WHERE chat_id = :from`,
 			`DELETE FROM live_messages WHERE chat_id = :from`,
+			// A control panel is a message of the old chat, like a live one.
+			`DELETE FROM panels WHERE chat_id = :from`,
 			`DELETE FROM chats WHERE chat_id = :from`,
 		}
 		for _, q := range stmts {

@@ -26,6 +26,8 @@ func TestMigrateChatMovesEverything(t *testing.T) {
 	}
 	require.NoError(t, s.PutApproval(ctx, state.Approval{Token: "tok", Key: topic, RequestID: "r1", Tool: "Bash"}))
 	require.NoError(t, s.AddLive(ctx, state.LiveMessage{Key: general, MessageID: 9, Kind: state.LiveProgress, CreatedAt: time.Now()}))
+	require.NoError(t, s.PutPanel(ctx, state.Panel{Key: topic, MessageID: 11, Token: "panel-tok"}))
+	require.NoError(t, s.PutPanel(ctx, state.Panel{Key: other, MessageID: 12, Token: "other-tok"}))
 	_, err = s.EnqueueOutbox(ctx, state.OutboxItem{Key: general, Kind: "send", Payload: []byte(`{}`), CreatedAt: time.Now()})
 	require.NoError(t, err)
 	// The supergroup was seen first (a placeholder row with nothing in it).
@@ -50,6 +52,10 @@ func TestMigrateChatMovesEverything(t *testing.T) {
 	live, err := s.ListLive(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, live, "old message ids cannot be edited in the new chat")
+	panels, err := s.ListPanels(ctx)
+	require.NoError(t, err)
+	require.Len(t, panels, 1, "a panel is a message of the old chat, like a live one")
+	assert.Equal(t, other, panels[0].Key)
 	items, err := s.PendingOutbox(ctx)
 	require.NoError(t, err)
 	require.Len(t, items, 1)

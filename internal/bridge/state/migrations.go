@@ -329,6 +329,23 @@ CREATE TABLE lost_wakeups (
 	created_at INTEGER NOT NULL
 );
 `,
+	// 14: the effort level a chat chose (/effort; '' follows the config),
+	// and each chat's (or topic's) control panel (/panel): the message
+	// showing it and the token its buttons carry, so they work after a
+	// restart.
+	`
+ALTER TABLE chats ADD COLUMN effort TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE panels (
+	chat_id    INTEGER NOT NULL,
+	thread_id  INTEGER NOT NULL DEFAULT 0,
+	message_id INTEGER NOT NULL,
+	token      TEXT    NOT NULL,
+	pinned     INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (chat_id, thread_id)
+);
+`,
 }
 
 // migrate applies the migrations the database has not seen, all in one
