@@ -31,6 +31,9 @@ type StatusInfo struct {
 	// turns (it starts a turn by itself when they come).
 	BackgroundTasks int
 	WakeAt          time.Time
+	// ResumeLine is the command that goes on with the session at a
+	// terminal, shown last and whole (see FinalMeta.ResumeLine).
+	ResumeLine string
 }
 
 // PendingItem is one request waiting for the user, as /status lists it.
@@ -143,6 +146,14 @@ func RenderStatus(s StatusInfo) string {
 		}
 	}
 	field("Last active", last, false)
+	if line := wholeLine(s.ResumeLine); line != "" {
+		w.raw("\n")
+		w.n++
+		w.text("💻 At a terminal: ")
+		w.raw("<code>")
+		w.text(line)
+		w.raw("</code>")
+	}
 	return string(w.b)
 }
 
