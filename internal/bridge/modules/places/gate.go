@@ -55,6 +55,6 @@ func (m *Module) beforeSend(c *chat.Chat, o *chat.Outgoing) bool {
 	if !m.passOutside(c, o, sp) {
 		return false
 	}
-	m.checkTranscript(c, o, sp)
+	m.checkTranscript(c, sp)
 	return true
 }

@@ -15,23 +15,25 @@ import (
 // its conversation in memory: turns a terminal appended to the session's
 // transcript meanwhile are not in it, and the phone's next turn would go on
 // from the old conversation while both write one transcript. So before a
-// message from the phone goes to a CLI that may be stale, untether reads
-// what was appended to the transcript since it last looked
-// (transcript.Since, from a Mark), sets apart the turns it wrote itself (by
-// the uuids it gave its messages, transcript.Delta.Foreign), and, when
-// someone else added turns, restarts the CLI with --resume first (it reads
-// the whole transcript when it starts), saying "picked up N turns from the
-// terminal" in the turn's progress and answer. A CLI that is not running
-// is started for the message anyway, so it sees everything; the note is
-// then said all the same.
+// message from the phone goes to Claude, untether reads what was appended
+// to the transcript since it last looked (transcript.Since, from a Mark),
+// sets apart the turns it wrote itself (by the uuids it gave its messages,
+// transcript.Delta.Foreign), and, when someone else added turns, lets go
+// of the live CLI (chat.ReopenSession): the message then resumes the
+// session in a new CLI, which reads the whole transcript when it starts.
+// The turn says "💻 picked up N turns from the terminal" (also when no CLI
+// was running, which would have read them anyway).
 //
-// The check runs in the hand-over, off the actor (chat.Outgoing.CheckFirst),
-// and only when the chat's CLI is idle or not running: a restart while a
-// turn runs would cut it off, and the turns are counted at the next message
-// instead (the mark moves only when a check ran). Only on this machine: a
-// project on another host has its transcripts there (handoff.go says so).
-// The mark is the chat's memory, not stored: after a restart of untether
-// the first message starts a new CLI anyway, which reads everything.
+// The look is cheap where it runs, on the actor before the message's turn
+// starts: after each of untether's own turns the mark is moved past that
+// turn off the actor (Since from the mark, counting turns someone else
+// wrote while it ran), so before the next message Since finds the file as
+// it was and reads nothing, unless someone wrote since. A CLI that is busy
+// is not restarted (its turn would be cut off): the message goes to it, and
+// the turns are picked up at the next message that finds it idle. Only on
+// this machine: a project on another host has its transcripts there
+// (handoff.go says so). The mark is memory, not stored: after a restart of
+// untether a CLI starts anew for the first message, and reads everything.
 
 // ownMax bounds how many message uuids a chat remembers as its own.
 const ownMax = 512
@@ -39,11 +41,17 @@ const ownMax = 512
 // pickup is what a chat knows of its session's transcript.
 type pickup struct {
 	id     string          // the session the mark is of
+	path   string          // its transcript
 	mark   transcript.Mark // where the transcript stood when last read
 	marked bool
-	stamp  bool // a Stamp is on its way (ProcessStarted)
-	own    map[string]bool
-	order  []string // own, oldest first, to forget the oldest
+	// unseen counts turns someone else wrote while the live CLI ran one
+	// of untether's (found when the mark moved past it).
+	unseen int
+	// gen counts the looks taken on the actor: a mark moved off the actor
+	// is kept only when no look was taken meanwhile.
+	gen   int
+	own   map[string]bool
+	order []string // own, oldest first, to forget the oldest
 }
 
 // noteOwn remembers uuid as one of the chat's own messages.
@@ -62,15 +70,40 @@ func (pk *pickup) noteOwn(uuid runner.MessageUUID) {
 	}
 }
 
-// about makes pk about session id, forgetting the mark of another one.
-func (pk *pickup) about(id string) {
-	if pk.id != id {
-		pk.id, pk.mark, pk.marked, pk.stamp = id, transcript.Mark{}, false, false
+// isOwn reports whether uuid is one of the chat's own messages.
+func (pk *pickup) isOwn(uuid string) bool { return pk.own[uuid] }
+
+// about makes pk about session id in dir, forgetting the mark of another.
+func (pk *pickup) about(id, home, dir string) error {
+	path, err := transcript.Path(home, dir, transcript.SessionID(id))
+	if err != nil {
+		return err
 	}
+	if pk.id != id || pk.path != path {
+		pk.id, pk.path, pk.mark, pk.marked, pk.unseen = id, path, transcript.Mark{}, false, 0
+		pk.gen++
+	}
+	return nil
 }
 
-// onEvent remembers the uuids of the chat's own messages, and marks the
-// transcript when a CLI starts without a mark (a prewarmed one).
+// stampNow marks the transcript as it is now; one not written yet has the
+// zero Mark (everything in it will be new).
+func (pk *pickup) stampNow() error {
+	mark, err := transcript.Stamp(pk.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		mark = transcript.Mark{}
+	case err != nil:
+		return err
+	}
+	pk.mark, pk.marked = mark, true
+	pk.gen++
+	return nil
+}
+
+// onEvent remembers the uuids of the chat's own messages, marks the
+// transcript when a CLI starts without a mark (a prewarmed one), and moves
+// the mark past each of the chat's own turns.
 func (m *Module) onEvent(c *chat.Chat, ev runner.Event) {
 	pk := m.pickup.Get(c)
 	switch e := ev.(type) {
@@ -78,126 +111,117 @@ func (m *Module) onEvent(c *chat.Chat, ev runner.Event) {
 		if e.Wakeup == "" {
 			pk.noteOwn(e.UUID)
 		}
+	case runner.ProcessStarted:
+		sp := m.spotOf(c)
+		if !sp.local || sp.id == "" {
+			return
+		}
+		err := pk.about(sp.id, sp.home, sp.dir)
+		if err == nil && !pk.marked {
+			err = pk.stampNow()
+		}
+		if err != nil {
+			c.Log().Warn().Err(err).Msg("mark the session's transcript")
+		}
 	case runner.TurnCompleted:
 		for _, u := range e.Messages {
 			pk.noteOwn(u)
 		}
-	case runner.ProcessStarted:
-		m.markStarted(c, pk)
+		m.markPast(c, pk)
 	}
 }
 
-// markStarted stamps the transcript of a CLI that started with no mark
-// taken (a prewarm at start-up): what is appended from now on is news to it.
-func (m *Module) markStarted(c *chat.Chat, pk *pickup) {
-	sess := c.Session()
-	dir := c.SessionDir()
-	if sess == nil || dir == "" {
+// markPast moves the mark past the turn that just ended, off the actor:
+// what it read is the turn's own entries, and turns someone else wrote
+// meanwhile (unseen by the live CLI).
+func (m *Module) markPast(c *chat.Chat, pk *pickup) {
+	if !pk.marked || c.SessionDir() == "" {
 		return
 	}
-	id := string(sess.ID())
-	pk.about(id)
-	if pk.marked || pk.stamp {
-		return
-	}
-	pk.stamp = true
-	home := m.cliHome(m.sessionProject(c))
-	c.Offload(func(context.Context) func() {
-		mark, err := stampOf(home, dir, id)
-		return func() {
-			if pk.id != id || pk.marked {
-				return
-			}
-			pk.stamp = false
-			if err != nil {
-				c.Log().Warn().Err(err).Msg("mark the session's transcript")
-				return
-			}
-			pk.mark, pk.marked = mark, true
-		}
-	})
-}
-
-// stampOf is the Mark of session id's transcript in dir; a session with
-// no transcript yet has the zero Mark (everything in it will be new).
-func stampOf(home, dir, id string) (transcript.Mark, error) {
-	path, err := transcript.Path(home, dir, transcript.SessionID(id))
-	if err != nil {
-		return transcript.Mark{}, err
-	}
-	mark, err := transcript.Stamp(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return transcript.Mark{}, nil
-	}
-	return mark, err
-}
-
-// checkTranscript is the OnSend part of the pickup: a message to a local
-// CLI that is idle or not running reads the transcript first.
-func (m *Module) checkTranscript(c *chat.Chat, o *chat.Outgoing, sp spot) {
-	if !sp.local {
-		return
-	}
-	if sess := c.Session(); sess != nil && sess.PID() != 0 && !c.SessionIdle() {
-		return // a restart would cut off what runs; the next message checks
-	}
-	pk := m.pickup.Get(c)
-	snap := *pk
-	snap.own = make(map[string]bool, len(pk.own))
+	gen, path, mark := pk.gen, pk.path, pk.mark
+	own := make(map[string]bool, len(pk.own))
 	for u := range pk.own {
-		snap.own[u] = true
+		own[u] = true
 	}
-	home, dir := sp.home, sp.dir
-	o.CheckFirst(func(ctx context.Context, sess *runner.Session) {
-		id := string(sess.ID())
-		if snap.id != id || !snap.marked {
-			// Nothing to compare with: the CLI that runs this message (one
-			// started for it, or a prewarmed one that is not marked yet) is
-			// taken as having read the transcript as it is now.
-			mark, err := stampOf(home, dir, id)
-			c.Post(func() { m.marked(c, id, mark, err) })
-			return
-		}
-		path, err := transcript.Path(home, dir, transcript.SessionID(id))
-		var d transcript.Delta
-		next := snap.mark
-		if err == nil {
-			d, next, err = transcript.Since(path, snap.mark)
-		}
-		if err != nil {
-			c.Post(func() { m.marked(c, id, transcript.Mark{}, err) })
-			return
-		}
-		_, n := d.Foreign(func(uuid string) bool { return snap.own[uuid] })
-		restart := n > 0 || d.Rewritten
-		if restart && sess.PID() != 0 {
-			if cerr := sess.CloseProcess(ctx); cerr != nil {
-				c.Log().Warn().Err(cerr).Msg("restart the CLI to pick up the terminal's turns")
+	c.Offload(func(context.Context) func() {
+		d, next, err := transcript.Since(path, mark)
+		return func() {
+			if pk.gen != gen || pk.path != path {
+				return // a look on the actor read from the same mark meanwhile
+			}
+			if err != nil {
+				c.Log().Warn().Err(err).Msg("read the session's transcript after a turn")
+				return
+			}
+			_, n := d.Foreign(func(uuid string) bool { return own[uuid] })
+			pk.mark, pk.unseen = next, pk.unseen+n
+			if d.Rewritten {
+				pk.unseen++ // the CLI's copy is not the file's any more
 			}
 		}
-		c.Post(func() {
-			m.marked(c, id, next, nil)
-			if restart {
-				c.Log().Info().Int("turns", n).Bool("rewritten", d.Rewritten).Msg("the session's transcript was extended outside untether: resuming it anew")
-			}
-			if n > 0 {
-				c.AddTurnNote(pickedUp(n))
-			}
-		})
 	})
 }
 
-// marked keeps the mark a check took of session id's transcript.
-func (m *Module) marked(c *chat.Chat, id string, mark transcript.Mark, err error) {
+// checkTranscript is the OnSend part of the pickup: before a message goes
+// to a CLI on this machine that is idle or not running, a transcript
+// someone else extended makes it resume the session anew.
+func (m *Module) checkTranscript(c *chat.Chat, sp spot) {
+	if !sp.local || sp.id == "" {
+		return
+	}
+	sess := c.Session()
+	live := sess != nil && sess.PID() != 0
+	if live && !c.SessionIdle() {
+		return // a restart would cut off what runs; the next message looks
+	}
 	pk := m.pickup.Get(c)
-	pk.about(id)
+	if err := pk.about(sp.id, sp.home, sp.dir); err != nil {
+		c.Log().Warn().Err(err).Msg("find the session's transcript")
+		return
+	}
+	if !pk.marked {
+		// Nothing to compare with: the CLI that runs this message (one
+		// started for it, or one prewarmed before any mark) is taken as
+		// having read the transcript as it is now.
+		if err := pk.stampNow(); err != nil {
+			c.Log().Warn().Err(err).Msg("mark the session's transcript")
+		}
+		return
+	}
+	d, next, err := transcript.Since(pk.path, pk.mark)
+	pk.gen++
 	if err != nil {
-		// Not fatal: the message goes on; the next one marks again.
 		c.Log().Warn().Err(err).Msg("read the session's transcript")
 		pk.marked = false
 		return
 	}
-	pk.mark, pk.marked, pk.stamp = mark, true, false
+	_, n := d.Foreign(pk.isOwn)
+	n += pk.unseen
+	pk.mark, pk.unseen = next, 0
+	if n == 0 && !d.Rewritten {
+		return
+	}
+	c.Log().Info().Int("turns", n).Bool("rewritten", d.Rewritten).Bool("live", live).
+		Msg("the session's transcript was extended outside untether: it is resumed anew")
+	if live {
+		if c.SessionPlace() != m.placeNow(c) {
+			// A reload moved the chat's place: letting go of the CLI would
+			// move the session too. It goes on as it is.
+			c.Log().Warn().Msg("the chat's place moved since its CLI started; not restarting it")
+			return
+		}
+		c.ReopenSession("the session was extended at a terminal")
+	}
+	if n > 0 {
+		// The message's turn starts once the gates let it through.
+		c.Post(func() { c.AddTurnNote(pickedUp(n)) })
+	}
+}
+
+// placeNow is the chat's place under the current config.
+func (m *Module) placeNow(c *chat.Chat) chat.Place {
+	_, pl := c.Place(c.Config())
+	return pl
 }
 
 // pickedUp is the turn's note on what it picked up.
