@@ -7,15 +7,20 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/runner"
 	"github.com/untether/untether/internal/runner/claudetest"
+	"github.com/untether/untether/internal/runner/sshtest"
 	"github.com/untether/untether/internal/telegramtest"
 	"github.com/untether/untether/internal/transcript"
 )
@@ -190,4 +195,201 @@ func plantInteractive(t *testing.T, home, dir string) string {
 	old := time.Now().Add(-time.Minute) // before the phone's own
 	require.NoError(t, os.Chtimes(path, old, old))
 	return id
+}
+
+// atTerminal is a claude a person runs at a terminal with the resume line,
+// not a descendant of the test (the daemon): its shell is orphaned at
+// once. It reads its prompt from a FIFO the test holds open, so it runs
+// until type is called.
+type atTerminal struct {
+	t    *testing.T
+	in   *os.File
+	out  string
+	id   string
+	done bool
+}
+
+func startAtTerminal(t *testing.T, line, id string) *atTerminal {
+	t.Helper()
+	dir := t.TempDir()
+	fifo, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+	// Read-write: opening it does not wait for a reader, and the CLI sees
+	// the end of its input once the test closes it.
+	in, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	require.NoError(t, err)
+	sh := exec.Command("sh", "-c", "( "+line+" ) <'"+fifo+"' >'"+out+"' 2>&1 &")
+	sh.Dir, sh.Env = t.TempDir(), []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	require.NoError(t, sh.Run())
+	a := &atTerminal{t: t, in: in, out: out, id: id}
+	t.Cleanup(a.kill)
+	require.Eventually(t, func() bool { return len(a.found()) > 0 }, wait, 20*time.Millisecond, "the terminal's claude runs")
+	return a
+}
+
+// found lists the claude processes outside this test that run the session.
+func (a *atTerminal) found() []runner.OutsideCLI {
+	found, err := runner.FindOutside(runner.OutsideQuery{ID: runner.SessionID(a.id)})
+	require.NoError(a.t, err)
+	return found
+}
+
+// typeAndExit types prompt and ends the input: the CLI answers and exits.
+func (a *atTerminal) typeAndExit(prompt string) {
+	_, err := a.in.WriteString(prompt)
+	require.NoError(a.t, err)
+	require.NoError(a.t, a.in.Close())
+	a.done = true
+	require.Eventually(a.t, func() bool { return len(a.found()) == 0 }, wait, 20*time.Millisecond, "the terminal's claude exits")
+	out, err := os.ReadFile(a.out)
+	require.NoError(a.t, err)
+	assert.Equal(a.t, "echo: "+prompt+"\n", string(out))
+}
+
+func (a *atTerminal) kill() {
+	if !a.done {
+		_ = a.in.Close()
+	}
+	for _, c := range a.found() {
+		_ = syscall.Kill(c.PID, syscall.SIGKILL)
+	}
+}
+
+// TestTerminalClaudeRunningWarns: while a claude outside untether runs the
+// chat's session on this machine, a message from the phone is held and the
+// chat asked first. ▶️ Continue anyway sends it; ⏳ Wait holds it (and one
+// sent after it) until that claude exits, then sends them, with the turn
+// it added picked up.
+func TestTerminalClaudeRunningWarns(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	var person string
+	r := newRig(t, withPersonClaude(&person))
+	first := r.ask(chat, "REMEMBER papaya")
+	id := r.sessionOf(key)
+	desk := startAtTerminal(t, footerLine(t, first), id)
+	pid := desk.found()[0].PID
+
+	asked := func(in telegramtest.Message) telegramtest.Message {
+		t.Helper()
+		q := r.waitBot(chat, "the question", func(m telegramtest.Message) bool {
+			return m.ReplyTo == in.ID && strings.Contains(m.Text, "A claude outside untether runs this session") && buttonData(m, "⏳ Wait") != ""
+		})
+		assert.Contains(t, q.Text, "pid "+strconv.Itoa(pid)+" with --resume")
+		return q
+	}
+	in := r.say(chat, alice, "PHONE while the desk is open")
+	q := asked(in)
+	assert.Zero(t, r.callsWith("PHONE while the desk is open"), "held: not sent to Claude")
+	r.press(chat, q.ID, "▶️ Continue anyway")
+	r.waitBot(chat, "sent anyway", func(m telegramtest.Message) bool {
+		return m.ID == q.ID && strings.HasPrefix(m.Text, "▶️ Sent anyway") && len(m.Keyboard) == 0
+	})
+	r.finalAnswer(chat, in.ID, "echo: PHONE while the desk is open")
+
+	second := r.say(chat, alice, "PHONE second")
+	q = asked(second)
+	third := r.say(chat, alice, "PHONE third")
+	r.waitBot(chat, "held too", func(m telegramtest.Message) bool {
+		return m.ReplyTo == third.ID && strings.HasPrefix(m.Text, "⏸ Held too")
+	})
+	r.press(chat, q.ID, "⏳ Wait")
+	r.waitBot(chat, "waiting", func(m telegramtest.Message) bool {
+		return m.ID == q.ID && strings.HasPrefix(m.Text, "⏳ Waiting for the claude outside untether to exit") && buttonData(m, "▶️ Continue anyway") != ""
+	})
+	time.Sleep(3 * outsidePoll) // the watcher looks and finds it still there
+	assert.Zero(t, r.callsWith("PHONE second"))
+	assert.Zero(t, r.callsWith("PHONE third"))
+
+	desk.typeAndExit("TERMINAL typed at the desk")
+	r.waitBot(chat, "released", func(m telegramtest.Message) bool {
+		return m.ID == q.ID && strings.HasPrefix(m.Text, "✅ The claude outside untether has exited")
+	})
+	answer := r.finalAnswer(chat, second.ID, "echo: PHONE second")
+	assert.Contains(t, answer.Text, "💻 picked up 1 turn from the terminal")
+	assert.True(t, r.callFor("PHONE second").AnyUserContains("TERMINAL typed at the desk"), "the model was sent the terminal's turn")
+	r.finalAnswer(chat, third.ID, "echo: PHONE third")
+	assert.True(t, r.callFor("PHONE third").AnyUserContains("PHONE second"), "in order")
+}
+
+// outsidePoll is how often the places module looks again for the claude a
+// ⏳ Wait waits for (its outsidePoll).
+const outsidePoll = time.Second
+
+// TestTerminalSessionsInAGroup: /sessions offers a session started at a
+// terminal only in a private chat; a group sees its own sessions and is
+// told why the others are not there, and no chat is offered another
+// chat's session.
+func TestTerminalSessionsInAGroup(t *testing.T) {
+	private := telegramtest.ChatID(alice)
+	r := newRig(t, withGroup(config.GroupTriggerAll))
+	r.addTeam()
+	r.ask(team, "GROUP own words")
+	r.ask(private, "PRIVATE own words")
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_, err := r.claude.Converse(ctx, "DESK outside words")
+	require.NoError(t, err)
+
+	group := r.command(team, "/sessions", "Sessions")
+	assert.Contains(t, group.Text, "GROUP own words")
+	assert.NotContains(t, group.Text, "DESK outside words")
+	assert.NotContains(t, group.Text, "PRIVATE own words")
+	assert.NotContains(t, group.Text, "Started outside untether")
+	assert.Contains(t, group.Text, "Sessions started outside untether in "+r.claude.Workdir+" are offered only in a private chat with me")
+	assert.Len(t, group.Keyboard, 1, "one ▶️, the group's own session")
+
+	mine := r.command(private, "/sessions", "Started outside untether")
+	assert.Contains(t, mine.Text, "PRIVATE own words")
+	assert.Contains(t, mine.Text, "“DESK outside words”")
+	assert.NotContains(t, mine.Text, "GROUP own words", "another chat's session is not offered")
+}
+
+// TestTerminalRemoteProjectIsNotChecked: for a project on another host (a
+// real sshd on 127.0.0.1) the line is ssh's, and untether says plainly
+// what it cannot check there. A turn typed over there while the phone's
+// CLI is open is not seen by the phone's next turn, as the hand-over says;
+// after 💻 Terminal closed it, the phone's next turn resumes with what the
+// terminal wrote.
+func TestTerminalRemoteProjectIsNotChecked(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	srv := sshtest.Start(t)
+	far := realDir(t)
+	r := newRig(t, func(r *rig) {
+		r.claude = claudetest.New(r.t, script())
+		// The other host's claude: the person's, by its absolute path
+		// (sshd's PATH is its own), so the line runs there as printed.
+		bin := filepath.Join(r.claude.PersonPATH(), "claude")
+		r.mutate = func(c *config.Config) {
+			c.Projects = map[string]config.Project{"far": {Path: far, Host: srv.Host, SSHOptions: srv.Options, Binary: bin}}
+			c.Telegram.DefaultProject = "far"
+		}
+	})
+
+	first := r.ask(chat, "REMEMBER far words")
+	id := r.sessionOf(key)
+	line := footerLine(t, first)
+	assert.True(t, strings.HasPrefix(line, "ssh -t "+strings.Join(srv.Options, " ")+" "+srv.Host+" \"cd '"+far+"' && env HOME='"+r.claude.Home+"' "), line)
+	assert.True(t, strings.HasSuffix(line, " --resume "+id+"\""), line)
+
+	assert.Equal(t, "echo: TERMINAL far typed\n", typeAtTerminal(t, line, "TERMINAL far typed"))
+	next := r.ask(chat, "PHONE far next")
+	assert.False(t, r.callFor("PHONE far next").AnyUserContains("TERMINAL far typed"), "the open CLI went on from its own copy: not checked")
+	assert.NotContains(t, next.Text, "picked up")
+
+	r.press(chat, next.ID, "💻 Terminal")
+	r.waitBot(chat, "the line alone", func(m telegramtest.Message) bool { return m.ReplyTo == next.ID && m.Text == line })
+	yours := r.waitBot(chat, "the hand-over", func(m telegramtest.Message) bool {
+		return strings.HasPrefix(m.Text, "💻 This session is yours at the terminal now; write here to take it back.")
+	})
+	assert.Contains(t, yours.Text, "It runs on "+srv.Host+", where untether cannot look: it does not warn you when a claude there runs this session, "+
+		"and does not notice turns typed there while its own Claude is open.")
+	require.Eventually(t, func() bool { pid, _ := remoteCLI(t, r.claude.Binary, id); return pid == 0 }, wait, 20*time.Millisecond,
+		"the CLI over there ended")
+
+	assert.Equal(t, "echo: TERMINAL far again\n", typeAtTerminal(t, line, "TERMINAL far again"))
+	back := r.ask(chat, "PHONE far back")
+	assert.True(t, r.callFor("PHONE far back").AnyUserContains("TERMINAL far again"), "resumed with what the terminal wrote")
+	assert.NotContains(t, back.Text, "picked up")
 }
