@@ -392,4 +392,109 @@ func TestTerminalRemoteProjectIsNotChecked(t *testing.T) {
 	back := r.ask(chat, "PHONE far back")
 	assert.True(t, r.callFor("PHONE far back").AnyUserContains("TERMINAL far again"), "resumed with what the terminal wrote")
 	assert.NotContains(t, back.Text, "picked up")
+
+	// A session started at a terminal over there (this machine's directory
+	// far, as the test's other host) is not listed: untether cannot look.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	there := *r.claude
+	there.Workdir = far
+	_, err := there.Converse(ctx, "DESK far outside")
+	require.NoError(t, err)
+	list := r.command(chat, "/sessions", "Sessions")
+	assert.NotContains(t, list.Text, "DESK far outside")
+	assert.Contains(t, list.Text, "💻 Sessions started at a terminal on "+srv.Host+" are not listed: untether cannot read the transcripts there.")
+}
+
+// TestTerminalButtonWhileBusyAndOnAnEarlierSession: 💻 Terminal pressed
+// while a turn runs closes the chat's CLI only once the turn is over; on
+// an answer of an earlier session it sends that session's line and closes
+// nothing.
+func TestTerminalButtonWhileBusyAndOnAnEarlierSession(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t, withConfig(func(c *config.Config) { c.Progress.Drafts = false }))
+	first := r.ask(chat, "hello")
+	id := r.sessionOf(key)
+
+	in := r.say(chat, alice, "STEADY please")
+	r.waitBot(chat, "progress", func(m telegramtest.Message) bool { return m.ReplyTo == in.ID && buttonData(m, "Cancel") != "" })
+	r.press(chat, first.ID, "💻 Terminal")
+	r.waitBot(chat, "the line alone", func(m telegramtest.Message) bool { return m.ReplyTo == first.ID && m.Text == footerLine(t, first) })
+	r.waitBot(chat, "closes after the turn", func(m telegramtest.Message) bool {
+		return m.Text == "💻 Claude here closes this session once its turn is over; then it is yours at the terminal."
+	})
+	live := r.b.ChatPID(key)
+	require.NotZero(t, live, "still open while the turn runs")
+	steady := r.finalAnswer(chat, in.ID, "steady words")
+	assert.NotContains(t, steady.Text, "Stopped", "the turn was not cut off")
+	r.waitBot(chat, "the hand-over", func(m telegramtest.Message) bool {
+		return m.Text == "💻 This session is yours at the terminal now; write here to take it back."
+	})
+	assert.Zero(t, r.b.ChatPID(key))
+	assert.True(t, pidGone(live))
+
+	r.command(chat, "/new", "New session")
+	r.ask(chat, "a new one")
+	require.NotEqual(t, id, r.sessionOf(key))
+	live = r.b.ChatPID(key)
+	r.press(chat, first.ID, "💻 Terminal")
+	r.waitBot(chat, "the earlier session", func(m telegramtest.Message) bool {
+		return strings.HasPrefix(m.Text, "💻 That is an earlier session of this chat: the command above goes on with it at a terminal.")
+	})
+	assert.Equal(t, live, r.b.ChatPID(key), "the chat's CLI of its current session is left alone")
+}
+
+// TestTerminalPickupInWorktreeAfterResumeAndContinue: the pickup reads
+// the transcript of the session where it runs: a git worktree's (its own
+// directory, so its own transcripts), a session taken back with ▶️ Resume,
+// and one /continue took from a terminal.
+func TestTerminalPickupInWorktreeAfterResumeAndContinue(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	repo := gitRepo(t)
+	var person string
+	r := newRig(t, withPersonClaude(&person), withProjects(map[string]config.Project{"repo": {Path: repo}}, func(c *config.Config) {
+		c.Telegram.DefaultProject = "repo"
+		c.Claude.Binary = "claude"
+	}))
+	wt := filepath.Join(repo, ".worktrees", "fix")
+	r.command(chat, "/branch fix", "Made the worktree fix")
+	first := r.ask(chat, "WT first")
+	id := r.sessionOf(key)
+	line := footerLine(t, first)
+	assert.True(t, strings.HasPrefix(line, "cd '"+wt+"' && "), line)
+	assert.Equal(t, "echo: TERMINAL in the worktree\n", typeAtTerminal(t, line, "TERMINAL in the worktree"))
+	picked := r.ask(chat, "WT phone again")
+	assert.Contains(t, picked.Text, "💻 picked up 1 turn from the terminal")
+	assert.True(t, r.callFor("WT phone again").AnyUserContains("TERMINAL in the worktree"))
+
+	// ▶️ Resume: another session meanwhile, then the worktree's again.
+	r.command(chat, "/new", "New session")
+	r.ask(chat, "WT another")
+	list := r.command(chat, "/sessions", "Sessions")
+	r.press(chat, list.ID, "▶️ "+entryNumber(t, list.Text, "WT first"))
+	r.waitBot(chat, "resumed", func(m telegramtest.Message) bool { return m.ID == list.ID && strings.Contains(m.Text, "Resuming") })
+	r.ask(chat, "WT resumed")
+	require.Equal(t, id, r.sessionOf(key))
+	assert.Equal(t, "echo: TERMINAL after the resume\n", typeAtTerminal(t, line, "TERMINAL after the resume"))
+	picked = r.ask(chat, "WT after the resume")
+	assert.Contains(t, picked.Text, "💻 picked up 1 turn from the terminal")
+	assert.True(t, r.callFor("WT after the resume").AnyUserContains("TERMINAL after the resume"))
+
+	// /continue: the latest session in the worktree, started at a
+	// terminal there.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	desk := *r.claude
+	desk.Workdir = wt
+	outside, err := desk.Converse(ctx, "DESK in the worktree")
+	require.NoError(t, err)
+	r.command(chat, "/continue", "started outside untether")
+	cont := r.ask(chat, "WT continued")
+	require.Equal(t, outside, r.sessionOf(key))
+	assert.Equal(t, "echo: TERMINAL after the continue\n", typeAtTerminal(t, footerLine(t, cont), "TERMINAL after the continue"))
+	picked = r.ask(chat, "WT after the continue")
+	assert.Contains(t, picked.Text, "💻 picked up 1 turn from the terminal")
+	assert.True(t, r.callFor("WT after the continue").AnyUserContains("TERMINAL after the continue"))
 }
