@@ -498,3 +498,16 @@ func TestTerminalPickupInWorktreeAfterResumeAndContinue(t *testing.T) {
 	assert.Contains(t, picked.Text, "💻 picked up 1 turn from the terminal")
 	assert.True(t, r.callFor("WT after the continue").AnyUserContains("TERMINAL after the continue"))
 }
+
+// TestTerminalLineOffInAnswers: with [render] show_resume_line off, an
+// answer has neither the line nor 💻 Terminal; /status still shows the
+// line.
+func TestTerminalLineOffInAnswers(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	r := newRig(t, withConfig(func(c *config.Config) { c.Render.ShowResumeLine = false }))
+	answer := r.ask(chat, "hello")
+	assert.Empty(t, answer.Keyboard)
+	assert.NotContains(t, answer.Text, "--resume")
+	status := r.command(chat, "/status", "Session status")
+	assert.Contains(t, status.Text, "💻 At a terminal: "+r.resumeLine(r.claude.Workdir, r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)})))
+}

@@ -245,7 +245,8 @@ func buttonData(m telegramtest.Message, label string) string { return m.ButtonDa
 func (r *rig) approvalMessage(chat telegramtest.ChatID, contains string) telegramtest.Message {
 	r.t.Helper()
 	return r.waitBot(chat, "approval", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Text, contains) && buttonData(m, "Deny") != "" || (strings.Contains(m.Text, contains) && len(m.Keyboard) > 0 && buttonData(m, "Cancel") == "")
+		return strings.Contains(m.Text, contains) && buttonData(m, "Deny") != "" ||
+			(strings.Contains(m.Text, contains) && !answerKeyboard(m) && buttonData(m, "Cancel") == "")
 	})
 }
 

@@ -164,7 +164,7 @@ func (m *Module) toTerminal(c *chat.Chat, id string, replyTo int) {
 	}
 	c.SendMessage(outbox.High, outbox.Content{Text: render.Code(line)}, outbox.SendOptions{ReplyTo: outbox.MessageID(replyTo)})
 	if id != c.Record().SessionID {
-		c.Reply("💻 That is an earlier session of this "+c.ChatWord()+": the command above goes on with it at a terminal. Here, /sessions resumes it.", 0)
+		c.Reply("💻 That is an earlier session of this "+c.ChatWord()+": the command above goes on with it at a terminal. /sessions lists this "+c.ChatWord()+"'s last sessions, with ▶️ to resume one here.", 0)
 		return
 	}
 	remote := ""
