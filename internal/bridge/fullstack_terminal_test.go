@@ -200,7 +200,10 @@ func plantInteractive(t *testing.T, home, dir string) string {
 // atTerminal is a claude a person runs at a terminal with the resume line,
 // not a descendant of the test (the daemon): its shell is orphaned at
 // once. It reads its prompt from a FIFO the test holds open, so it runs
-// until type is called.
+// until typeAndExit ends the prompt. The prompt's first word is written at
+// once: in print mode the CLI gives up on a stdin that stays silent for 3
+// s ("no stdin data received in 3s"), but once data came it reads to the
+// end.
 type atTerminal struct {
 	t    *testing.T
 	in   *os.File
@@ -221,6 +224,8 @@ func startAtTerminal(t *testing.T, line, id string) *atTerminal {
 	sh := exec.Command("sh", "-c", "( "+line+" ) <'"+fifo+"' >'"+out+"' 2>&1 &")
 	sh.Dir, sh.Env = t.TempDir(), []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
 	require.NoError(t, sh.Run())
+	_, err = in.WriteString(promptStart)
+	require.NoError(t, err)
 	a := &atTerminal{t: t, in: in, out: out, id: id}
 	t.Cleanup(a.kill)
 	require.Eventually(t, func() bool { return len(a.found()) > 0 }, wait, 20*time.Millisecond, "the terminal's claude runs")
@@ -234,9 +239,14 @@ func (a *atTerminal) found() []runner.OutsideCLI {
 	return found
 }
 
-// typeAndExit types prompt and ends the input: the CLI answers and exits.
-func (a *atTerminal) typeAndExit(prompt string) {
-	_, err := a.in.WriteString(prompt)
+// promptStart is what atTerminal types at once.
+const promptStart = "TERMINAL"
+
+// typeAndExit types the rest of the prompt and ends the input: the CLI
+// answers and exits.
+func (a *atTerminal) typeAndExit(rest string) {
+	prompt := promptStart + rest
+	_, err := a.in.WriteString(rest)
 	require.NoError(a.t, err)
 	require.NoError(a.t, a.in.Close())
 	a.done = true
@@ -301,7 +311,10 @@ func TestTerminalClaudeRunningWarns(t *testing.T) {
 	assert.Zero(t, r.callsWith("PHONE second"))
 	assert.Zero(t, r.callsWith("PHONE third"))
 
-	desk.typeAndExit("TERMINAL typed at the desk")
+	still := desk.found()
+	require.Len(t, still, 1, "the terminal's claude ran all along")
+	require.Equal(t, pid, still[0].PID)
+	desk.typeAndExit(" typed at the desk")
 	r.waitBot(chat, "released", func(m telegramtest.Message) bool {
 		return m.ID == q.ID && strings.HasPrefix(m.Text, "✅ The claude outside untether has exited")
 	})
