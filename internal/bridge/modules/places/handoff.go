@@ -3,6 +3,8 @@ package places
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/go-telegram/bot/models"
 
@@ -83,7 +85,7 @@ func (m *Module) resumeLine(w where, id string) (string, error) {
 		r.Home = remoteHome(w.p)
 	} else {
 		r.Home = m.cliHome(w.p) // continue.go
-		if r.Daemon, r.Owner, err = handoff.LocalAccounts(w.dir); err != nil {
+		if r.Daemon, r.Owner, err = m.accounts.of(w.dir, time.Now()); err != nil {
 			return "", fmt.Errorf("resume line: %w", err)
 		}
 	}
@@ -224,4 +226,37 @@ func yoursText(remote string) string {
 			"and does not notice turns typed there while its own Claude is open. Claude here is closed now, so your next message here resumes with everything written there."
 	}
 	return text
+}
+
+// accountsFor is how long the accounts of a directory are kept: the
+// password database is read on the actor, once an answer, and with a
+// network directory behind it a lookup can be slow.
+const accountsFor = 5 * time.Minute
+
+// accountCache keeps handoff.LocalAccounts by directory.
+type accountCache struct {
+	mu sync.Mutex
+	m  map[string]accountsAt
+}
+
+type accountsAt struct {
+	daemon, owner handoff.Account
+	at            time.Time
+}
+
+// of is LocalAccounts(dir), looked up again after accountsFor.
+func (a *accountCache) of(dir string, now time.Time) (daemon, owner handoff.Account, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.m[dir]; ok && now.Sub(e.at) < accountsFor {
+		return e.daemon, e.owner, nil
+	}
+	if daemon, owner, err = handoff.LocalAccounts(dir); err != nil {
+		return handoff.Account{}, handoff.Account{}, err
+	}
+	if a.m == nil || len(a.m) > 256 {
+		a.m = map[string]accountsAt{} // worktrees come and go
+	}
+	a.m[dir] = accountsAt{daemon, owner, now}
+	return daemon, owner, nil
 }

@@ -87,6 +87,7 @@ type Module struct {
 	pickup   chat.Slot[pickup]
 	hold     chat.Slot[held]
 	waits    waits
+	accounts accountCache
 }
 
 // store is what the module reads of the state database (and writes, for
