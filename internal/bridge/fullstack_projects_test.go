@@ -40,6 +40,12 @@ func ranIn(call fakeapi.Request, dir string) bool {
 		strings.Contains(string(call.Body), "Primary working directory: "+dir+`\n`)
 }
 
+// resumeLine is the line an answer shows for session id run in dir, by
+// the rig's CLI with claudetest's HOME (not the account's, so it is set).
+func (r *rig) resumeLine(dir, id string) string {
+	return "cd '" + dir + "' && env HOME='" + r.claude.Home + "' " + r.claude.Binary + " --resume " + id
+}
+
 // ask sends text and waits for its answer.
 func (r *rig) ask(chat telegramtest.ChatID, text string, opts ...telegramtest.UserOption) telegramtest.Message {
 	r.t.Helper()
@@ -90,7 +96,7 @@ func TestProjectsSwitchAndComeBack(t *testing.T) {
 	assert.True(t, ranIn(r.callFor("REMEMBER apple in alpha"), alpha))
 	alphaSession := r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)})
 	assert.Contains(t, first.Text, "📁 default", "the footer names the project")
-	assert.Contains(t, first.Text, "claude --resume "+alphaSession, "and how to go on at a terminal")
+	assert.Contains(t, first.Text, r.resumeLine(alpha, alphaSession), "and how to go on at a terminal")
 
 	menu := r.command(chat, "/project", "works in default")
 	assert.Contains(t, menu.Text, "the second repository")
@@ -285,7 +291,7 @@ func TestContinueFromTerminal(t *testing.T) {
 	assert.True(t, call.AnyUserContains("REMEMBER kiwi at the desk"), "the terminal's conversation went on")
 	assert.False(t, call.AnyUserContains("an earlier phone session"))
 	assert.Equal(t, terminal, r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)}), "the chat adopted the terminal's session")
-	assert.Contains(t, answer.Text, "claude --resume "+terminal, "and can hand it back")
+	assert.Contains(t, answer.Text, r.resumeLine(r.claude.Workdir, terminal), "and can hand it back")
 
 	r.ask(chat, "and after that?")
 	assert.True(t, r.callFor("and after that?").AnyUserContains("REMEMBER kiwi at the desk"), "later messages resume it")

@@ -231,8 +231,21 @@ func (r *rig) waitBot(chat telegramtest.ChatID, what string, pred func(telegramt
 func (r *rig) finalAnswer(chat telegramtest.ChatID, to telegramtest.MessageID, contains string) telegramtest.Message {
 	r.t.Helper()
 	return r.waitBot(chat, "final answer", func(m telegramtest.Message) bool {
-		return m.ReplyTo == to && strings.Contains(m.Text, contains) && len(m.Keyboard) == 0 && strings.Contains(m.Text, "⏱")
+		return m.ReplyTo == to && strings.Contains(m.Text, contains) && answerKeyboard(m) && strings.Contains(m.Text, "⏱")
 	})
+}
+
+// answerKeyboard reports whether m has no buttons but those an answer
+// has (💻 Terminal), which a progress message never has.
+func answerKeyboard(m telegramtest.Message) bool {
+	for _, row := range m.Keyboard {
+		for _, b := range row {
+			if b.Text != "💻 Terminal" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func buttonData(m telegramtest.Message, label string) string { return m.ButtonData(label) }
@@ -240,7 +253,8 @@ func buttonData(m telegramtest.Message, label string) string { return m.ButtonDa
 func (r *rig) approvalMessage(chat telegramtest.ChatID, contains string) telegramtest.Message {
 	r.t.Helper()
 	return r.waitBot(chat, "approval", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Text, contains) && buttonData(m, "Deny") != "" || (strings.Contains(m.Text, contains) && len(m.Keyboard) > 0 && buttonData(m, "Cancel") == "")
+		return strings.Contains(m.Text, contains) && buttonData(m, "Deny") != "" ||
+			(strings.Contains(m.Text, contains) && !answerKeyboard(m) && buttonData(m, "Cancel") == "")
 	})
 }
 

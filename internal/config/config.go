@@ -411,8 +411,9 @@ func (p Progress) IntervalFor(group bool) time.Duration {
 
 // Render configures what answers show.
 type Render struct {
-	// ShowResumeLine puts "claude --resume <id>" under each answer, so the
-	// session can be taken over at a terminal.
+	// ShowResumeLine puts the command that resumes the session at a
+	// terminal (cd <dir> && claude --resume <id>, as the places module
+	// builds it) and a 💻 Terminal button under each answer.
 	ShowResumeLine bool `toml:"show_resume_line"`
 	// ContextWarnAt is the share of the context window (0 < x < 1) at
 	// which an answer's footer warns and the answer offers a Compact

@@ -32,7 +32,9 @@ type FinalMeta struct {
 	// Project names where the turn ran, shown in the footer when set.
 	Project string
 	// ResumeLine, when set, is a command that takes the session over at a
-	// terminal ("claude --resume <id>"), shown under the footer as code.
+	// terminal (cd <dir> && claude --resume <id>), shown under the footer
+	// as code, whole: a line longer than ResumeLineMax or on several lines
+	// is left out, since a command cut short is not the command.
 	ResumeLine string
 	// StoppedForRestart: a restart interrupted the turn, not the user.
 	StoppedForRestart bool
@@ -46,8 +48,11 @@ const (
 	errorDetailMax = 600
 	stderrTailMax  = 1500
 	resetTextMax   = 40
-	resumeLineMax  = 120
 )
+
+// ResumeLineMax is the longest resume line an answer's footer or /status
+// shows, in UTF-16 units; a longer one is left out rather than cut.
+const ResumeLineMax = 1000
 
 // RenderFinal renders a turn's result as one or more messages, each at most
 // [SafeChunkLimit] visible units. The last carries a "what happened" block
@@ -112,7 +117,7 @@ func RenderFinal(tc runner.TurnCompleted, meta FinalMeta) []string {
 		}
 		tail.text(footer)
 	}
-	if line := Truncate(oneLine(meta.ResumeLine), resumeLineMax); line != "" {
+	if line := wholeLine(meta.ResumeLine); line != "" {
 		newline(&tail)
 		tail.raw("<code>")
 		tail.text(line)
@@ -400,4 +405,14 @@ func exitText(exit runner.ProcessExited) string {
 		return "signal " + Truncate(oneLine(exit.Signal), 30)
 	}
 	return "exit " + strconv.Itoa(exit.ExitCode)
+}
+
+// wholeLine is a resume line as it is shown, or "" when it cannot be shown
+// whole on one line: longer than ResumeLineMax or holding a line break.
+// Nothing in it is changed (not even white space, which may be quoted).
+func wholeLine(line string) string {
+	if strings.ContainsAny(line, "\n\r") || UTF16Len(line) > ResumeLineMax {
+		return ""
+	}
+	return strings.TrimSpace(line)
 }

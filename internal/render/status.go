@@ -35,6 +35,9 @@ type StatusInfo struct {
 	// line each, plain text.
 	BackgroundTasks int
 	Wakeups         []string
+	// ResumeLine is the command that goes on with the session at a
+	// terminal, shown last and whole (see FinalMeta.ResumeLine).
+	ResumeLine string
 }
 
 // PendingItem is one request waiting for the user, as /status lists it.
@@ -154,6 +157,14 @@ func RenderStatus(s StatusInfo) string {
 		}
 	}
 	field("Last active", last, false)
+	if line := wholeLine(s.ResumeLine); line != "" {
+		w.raw("\n")
+		w.n++
+		w.text("💻 At a terminal: ")
+		w.raw("<code>")
+		w.text(line)
+		w.raw("</code>")
+	}
 	return string(w.b)
 }
 

@@ -13,8 +13,8 @@ import (
 // /continue takes the latest conversation in the project's directory when
 // it is the chat's own or, in a private chat, one started outside
 // untether (the hand-off from a terminal; the places module); and each answer can
-// end with "claude --resume <id>" ([render] show_resume_line), the hand-off
-// to a terminal.
+// end with the command that resumes the session at a terminal ([render]
+// show_resume_line; the places module's handoff.go).
 
 // sessionsShown is how many sessions /sessions lists.
 const sessionsShown = 10
@@ -83,13 +83,4 @@ func (c *Chat) resumeSession(stored string, respond func(string)) bool {
 	c.saveRecord()
 	respond("↩️ Resuming " + SessionLine(se, time.Now()) + "\n" + c.arrivedText(p, to))
 	return true
-}
-
-// resumeLine is the answer's "claude --resume <id>", when the config
-// shows it.
-func (c *Chat) resumeLine(id string) string {
-	if id == "" || !c.b.Config().Render.ShowResumeLine {
-		return ""
-	}
-	return "claude --resume " + id
 }

@@ -243,7 +243,7 @@ func (c *Chat) onTurnCompleted(tc runner.TurnCompleted) {
 			meta.Model, meta.Happened = t.view.Model, t.view.Happened()
 			meta.StoppedForRestart = t.view.StoppedForRestart
 		}
-		meta.Project, meta.ResumeLine = c.ranLabel(c.b.Config()), c.resumeLine(string(tc.SessionID)) // projects.go, sessions.go
+		meta.Project = c.ranLabel(c.b.Config()) // projects.go; the resume line is the places module's
 		for _, h := range c.b.reg.headings {
 			if meta.Heading = h(c, tc); meta.Heading != "" {
 				break

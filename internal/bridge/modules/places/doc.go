@@ -1,7 +1,9 @@
 // Package places is where a chat works: /project, /branch (git
 // worktrees), /topic (a forum topic bound to a project), /sessions (Resume
 // buttons) and /continue (the latest conversation in the directory, a
-// terminal's too, when the chat may see it).
+// terminal's too, when the chat may see it); and the hand-over of a
+// session between the phone and a terminal (issue 26), both ways, without
+// forking it.
 //
 // Projects follow the settings model: a chat (or forum topic) stores only
 // the project and branch its users chose, by name; the project's path,
@@ -15,4 +17,19 @@
 // silently replaced by the main checkout (worktrees.go). /continue takes a
 // session started outside untether only into a private chat, never into a
 // group where everyone would read it (continue.go).
+//
+// The hand-over: each answer ends with the resume line, the command that
+// goes on with its session at a terminal (internal/handoff builds it from
+// the project's directory, binary, HOME and host, and the daemon's
+// account), and 💻 Terminal, which sends the line alone and closes the
+// chat's CLI once its turn is over (handoff.go); /status and /sessions
+// show the line too. Before each message to Claude (gate.go), a claude
+// outside untether running the session on this machine holds the message
+// and asks first (outside.go: runner.FindOutside), and a transcript that
+// someone else extended makes the message resume the session in a fresh
+// CLI, saying how many turns it picked up (pickup.go: transcript.Since and
+// Delta.Foreign, by the uuids of untether's own messages). /sessions also
+// lists the place's sessions started outside untether, from the CLI's own
+// transcripts, in private chats only (sessions.go). For a project on
+// another host none of this can be checked, and untether says so.
 package places

@@ -80,18 +80,30 @@ type Module struct {
 	host  *chat.Host
 	store store
 	log   *zerolog.Logger
+
+	// The hand-over between the phone and a terminal (handoff.go,
+	// pickup.go, outside.go).
+	terminal chat.Slot[terminalState]
+	pickup   chat.Slot[pickup]
+	hold     chat.Slot[held]
+	waits    waits
+	accounts accountCache
 }
 
-// store is what the module reads of the state database.
+// store is what the module reads of the state database (and writes, for
+// a 💻 Terminal button's Sample).
 type store interface {
 	RecentSessions(ctx context.Context, key state.ChatKey, n int) ([]state.Session, error)
 	GetSession(ctx context.Context, id string) (state.Session, error)
+	NoteSession(ctx context.Context, key state.ChatKey, project, branch, id string) error
 }
 
 // New builds the module.
 func New(h *chat.Host) *Module { return &Module{host: h, store: h.Store(), log: h.Logger()} }
 
-// Register adds /project, /topic, /branch, /sessions and /continue.
+// Register adds /project, /topic, /branch, /sessions and /continue, and
+// the hand-over between the phone and a terminal: the resume line, 💻
+// Terminal, and the gate before each message (gate.go).
 func (m *Module) Register(r *chat.Registry) {
 	r.Command(chat.Command{Name: "project", Help: "Show or switch the project (in a topic: bind it)",
 		Run: func(c *chat.Chat, in chat.Invocation) { m.chooseProject(c, in.Args, in.Msg.ID) }})
@@ -109,8 +121,20 @@ func (m *Module) Register(r *chat.Registry) {
 	r.Menu("branch", chat.MenuKind{Pick: func(c *chat.Chat, menu *chat.Menu, choice string, respond func(string)) {
 		m.applyBranch(c, menu.Data(), choice, respond)
 	}})
-	r.Menu("session", chat.MenuKind{Columns: 5, // "▶️ 1" … "▶️ 10"
-		Pick: func(c *chat.Chat, _ *chat.Menu, choice string, respond func(string)) {
-			c.ResumeSession(choice, respond)
-		}})
+	r.Menu("session", chat.MenuKind{Columns: 5, Pick: m.pickSession}) // "▶️ 1" … "▶️ 15"
+	m.registerHandoff(r)
+}
+
+// registerHandoff adds the hand-over between the phone and a terminal.
+func (m *Module) registerHandoff(r *chat.Registry) {
+	m.terminal, m.pickup, m.hold = chat.NewSlot[terminalState](r), chat.NewSlot[pickup](r), chat.NewSlot[held](r)
+	r.OnAnswer(m.onAnswer)
+	r.OnStatus(m.onStatus)
+	r.OnEvent(m.onEvent)
+	r.OnSend(m.beforeSend)
+	r.OnTurnEnd(func(c *chat.Chat, _ chat.TurnEnd) { m.closeForTerminal(c) })
+	r.StoredButton(btnTerminal, chat.StoredButton{Ack: "💻 The command for a terminal…", Resolve: m.resolveTerminal, Sample: m.sampleTerminal,
+		WaitFirst: true, Wait: "untether is restarting; press 💻 Terminal again once it is back."})
+	r.Button(btnContinueAnyway, chat.Button{Ack: "Sending…", Press: func(c *chat.Chat, p chat.Press) { m.continueAnyway(c, p.Token) }})
+	r.Button(btnWaitTerminal, chat.Button{Ack: "Waiting", Press: func(c *chat.Chat, p chat.Press) { m.waitForTerminal(c, p.Token) }})
 }

@@ -1,0 +1,233 @@
+package places
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"strconv"
+
+	"github.com/untether/untether/internal/bridge/chat"
+	"github.com/untether/untether/internal/runner"
+	"github.com/untether/untether/internal/transcript"
+)
+
+// Taking a session back from a terminal (issue 26 §3). A live CLI keeps
+// its conversation in memory: turns a terminal appended to the session's
+// transcript meanwhile are not in it, and the phone's next turn would go on
+// from the old conversation while both write one transcript. So before a
+// message from the phone goes to Claude, untether reads what was appended
+// to the transcript since it last looked (transcript.Since, from a Mark),
+// sets apart the turns it wrote itself (by the uuids it gave its messages,
+// transcript.Delta.Foreign), and, when someone else added turns, lets go
+// of the live CLI (chat.ReopenSession): the message then resumes the
+// session in a new CLI, which reads the whole transcript when it starts.
+// The turn says "💻 picked up N turns from the terminal" (also when no CLI
+// was running, which would have read them anyway).
+//
+// The look is cheap where it runs, on the actor before the message's turn
+// starts: after each of untether's own turns the mark is moved past that
+// turn off the actor (Since from the mark, counting turns someone else
+// wrote while it ran), so before the next message Since finds the file as
+// it was and reads nothing, unless someone wrote since. A CLI that is busy
+// is not restarted (its turn would be cut off): the message goes to it, and
+// the turns are picked up at the next message that finds it idle. Only on
+// this machine: a project on another host has its transcripts there
+// (handoff.go says so). The mark is memory, not stored: after a restart of
+// untether a CLI starts anew for the first message, and reads everything.
+
+// ownMax bounds how many message uuids a chat remembers as its own.
+const ownMax = 512
+
+// pickup is what a chat knows of its session's transcript.
+type pickup struct {
+	id     string          // the session the mark is of
+	path   string          // its transcript
+	mark   transcript.Mark // where the transcript stood when last read
+	marked bool
+	// unseen counts turns someone else wrote while the live CLI ran one
+	// of untether's (found when the mark moved past it).
+	unseen int
+	// gen counts the looks taken on the actor: a mark moved off the actor
+	// is kept only when no look was taken meanwhile.
+	gen   int
+	own   map[string]bool
+	order []string // own, oldest first, to forget the oldest
+}
+
+// noteOwn remembers uuid as one of the chat's own messages.
+func (pk *pickup) noteOwn(uuid runner.MessageUUID) {
+	if uuid == "" || pk.own[string(uuid)] {
+		return
+	}
+	if pk.own == nil {
+		pk.own = map[string]bool{}
+	}
+	pk.own[string(uuid)] = true
+	pk.order = append(pk.order, string(uuid))
+	if len(pk.order) > ownMax {
+		delete(pk.own, pk.order[0])
+		pk.order = pk.order[1:]
+	}
+}
+
+// isOwn reports whether uuid is one of the chat's own messages.
+func (pk *pickup) isOwn(uuid string) bool { return pk.own[uuid] }
+
+// about makes pk about session id in dir, forgetting the mark of another.
+func (pk *pickup) about(id, home, dir string) error {
+	path, err := transcript.Path(home, dir, transcript.SessionID(id))
+	if err != nil {
+		return err
+	}
+	if pk.id != id || pk.path != path {
+		pk.id, pk.path, pk.mark, pk.marked, pk.unseen = id, path, transcript.Mark{}, false, 0
+		pk.gen++
+	}
+	return nil
+}
+
+// stampNow marks the transcript as it is now; one not written yet has the
+// zero Mark (everything in it will be new).
+func (pk *pickup) stampNow() error {
+	mark, err := transcript.Stamp(pk.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		mark = transcript.Mark{}
+	case err != nil:
+		return err
+	}
+	pk.mark, pk.marked = mark, true
+	pk.gen++
+	return nil
+}
+
+// onEvent remembers the uuids of the chat's own messages, marks the
+// transcript when a CLI starts without a mark (a prewarmed one), and moves
+// the mark past each of the chat's own turns.
+func (m *Module) onEvent(c *chat.Chat, ev runner.Event) {
+	pk := m.pickup.Get(c)
+	switch e := ev.(type) {
+	case runner.MessageLifecycle:
+		if e.Wakeup == "" {
+			pk.noteOwn(e.UUID)
+		}
+	case runner.ProcessStarted:
+		sp := m.spotOf(c)
+		if !sp.local || sp.id == "" {
+			return
+		}
+		err := pk.about(sp.id, sp.home, sp.dir)
+		if err == nil && !pk.marked {
+			err = pk.stampNow()
+		}
+		if err != nil {
+			c.Log().Warn().Err(err).Msg("mark the session's transcript")
+		}
+	case runner.TurnCompleted:
+		for _, u := range e.Messages {
+			pk.noteOwn(u)
+		}
+		m.markPast(c, pk)
+	}
+}
+
+// markPast moves the mark past the turn that just ended, off the actor:
+// what it read is the turn's own entries, and turns someone else wrote
+// meanwhile (unseen by the live CLI).
+func (m *Module) markPast(c *chat.Chat, pk *pickup) {
+	if !pk.marked || c.SessionDir() == "" {
+		return
+	}
+	gen, path, mark := pk.gen, pk.path, pk.mark
+	own := make(map[string]bool, len(pk.own))
+	for u := range pk.own {
+		own[u] = true
+	}
+	c.Offload(func(context.Context) func() {
+		d, next, err := transcript.Since(path, mark)
+		return func() {
+			if pk.gen != gen || pk.path != path {
+				return // a look on the actor read from the same mark meanwhile
+			}
+			if err != nil {
+				c.Log().Warn().Err(err).Msg("read the session's transcript after a turn")
+				return
+			}
+			_, n := d.Foreign(func(uuid string) bool { return own[uuid] })
+			pk.mark, pk.unseen = next, pk.unseen+n
+			if d.Rewritten {
+				pk.unseen++ // the CLI's copy is not the file's any more
+			}
+		}
+	})
+}
+
+// checkTranscript is the OnSend part of the pickup: before a message goes
+// to a CLI on this machine that is idle or not running, a transcript
+// someone else extended makes it resume the session anew.
+func (m *Module) checkTranscript(c *chat.Chat, sp spot) {
+	if !sp.local || sp.id == "" {
+		return
+	}
+	sess := c.Session()
+	live := sess != nil && sess.PID() != 0
+	if live && !c.SessionIdle() {
+		return // a restart would cut off what runs; the next message looks
+	}
+	pk := m.pickup.Get(c)
+	if err := pk.about(sp.id, sp.home, sp.dir); err != nil {
+		c.Log().Warn().Err(err).Msg("find the session's transcript")
+		return
+	}
+	if !pk.marked {
+		// Nothing to compare with: the CLI that runs this message (one
+		// started for it, or one prewarmed before any mark) is taken as
+		// having read the transcript as it is now.
+		if err := pk.stampNow(); err != nil {
+			c.Log().Warn().Err(err).Msg("mark the session's transcript")
+		}
+		return
+	}
+	d, next, err := transcript.Since(pk.path, pk.mark)
+	pk.gen++
+	if err != nil {
+		c.Log().Warn().Err(err).Msg("read the session's transcript")
+		pk.marked = false
+		return
+	}
+	_, n := d.Foreign(pk.isOwn)
+	n += pk.unseen
+	pk.mark, pk.unseen = next, 0
+	if n == 0 && !d.Rewritten {
+		return
+	}
+	c.Log().Info().Int("turns", n).Bool("rewritten", d.Rewritten).Bool("live", live).
+		Msg("the session's transcript was extended outside untether: it is resumed anew")
+	if live {
+		if c.SessionPlace() != m.placeNow(c) {
+			// A reload moved the chat's place: letting go of the CLI would
+			// move the session too. It goes on as it is.
+			c.Log().Warn().Msg("the chat's place moved since its CLI started; not restarting it")
+			return
+		}
+		c.ReopenSession("the session was extended at a terminal")
+	}
+	if n > 0 {
+		// The message's turn starts once the gates let it through.
+		c.Post(func() { c.AddTurnNote(pickedUp(n)) })
+	}
+}
+
+// placeNow is the chat's place under the current config.
+func (m *Module) placeNow(c *chat.Chat) chat.Place {
+	_, pl := c.Place(c.Config())
+	return pl
+}
+
+// pickedUp is the turn's note on what it picked up.
+func pickedUp(n int) string {
+	if n == 1 {
+		return "💻 picked up 1 turn from the terminal"
+	}
+	return "💻 picked up " + strconv.Itoa(n) + " turns from the terminal"
+}
