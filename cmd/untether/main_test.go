@@ -551,7 +551,21 @@ func dumpChat(sn *telegramtest.Snapshot, chat telegramtest.ChatID) string { retu
 // isFinal reports whether m is a final answer to msg: a reply with the
 // footer's clock and no buttons.
 func isFinal(m telegramtest.Message, to telegramtest.MessageID) bool {
-	return m.ReplyTo == to && len(m.Keyboard) == 0 && strings.Contains(m.Text, "⏱")
+	return m.ReplyTo == to && answerKeyboard(m) && strings.Contains(m.Text, "⏱")
+}
+
+// answerKeyboard reports whether m has no buttons but the one an answer
+// has (💻 Terminal, which hands the session to a terminal and works after
+// a restart), which a progress message never has.
+func answerKeyboard(m telegramtest.Message) bool {
+	for _, row := range m.Keyboard {
+		for _, b := range row {
+			if b.Text != "💻 Terminal" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func buttonData(m telegramtest.Message, label string) string { return m.ButtonData(label) }

@@ -55,7 +55,7 @@ func TestContextFillsUp(t *testing.T) {
 
 	low := r.fill(chat, 500)
 	assert.Contains(t, low.Text, "ctx 50% ·")
-	assert.Empty(t, low.Keyboard, "no button below the warning")
+	assert.Empty(t, low.ButtonData(render.CompactButtonText), "no Compact below the warning")
 
 	warn := r.fill(chat, 850)
 	assert.Contains(t, warn.Text, "ctx 85% ⚠️")
@@ -84,7 +84,7 @@ func TestContextFillsUp(t *testing.T) {
 	})
 	assert.Regexp(t, `Conversation compacted: 96\d\.\dk → \d+(\.\d)?k tokens`, done.Text)
 	assert.Equal(t, 1, r.compactions(), "the CLI compacted, once")
-	assert.Empty(t, done.Keyboard, "a compacted context offers nothing")
+	assert.Empty(t, done.ButtonData(render.CompactButtonText), "a compacted context offers no Compact")
 	q = r.tg.UserPresses(chat, full.ID, latest)
 	assert.Contains(t, r.answerOf(q).Text, "no longer current", "a button works once")
 }
