@@ -148,3 +148,27 @@ func TestLimitRetryOff(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "nothing waits to be sent again: %s", next)
 }
+
+// TestLimitRetryAutoEditsANoticeWhoseSendIsUnanswered: the retry fires
+// before Telegram answered the send of its notice (a slow link), so the
+// notice's id is not known yet; the notice still says the prompt was sent
+// again (seen missing in a loaded full run).
+func TestLimitRetryAutoEditsANoticeWhoseSendIsUnanswered(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	reset := time.Now().Add(3 * time.Second)
+	r := newRig(t, func(r *rig) {
+		r.claude = claudetest.New(r.t, limitScript(map[string]time.Time{"LIMITED": reset}), claudetest.WithOAuthToken("sk-ant-oat01-fake"))
+	}, withConfig(func(c *config.Config) {
+		c.Telegram.Timezone = "UTC"
+		c.Claude.RetryAfterLimit = config.RetryAuto
+	}))
+	r.tg.DelayAnswer("sendMessage", 5*time.Second)
+	in := r.say(chat, alice, "LIMITED please")
+	notice := r.waitBot(chat, "the limit's notice", func(m telegramtest.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "limit reached;")
+	})
+	r.finalAnswer(chat, in.ID, "echo: LIMITED please")
+	r.waitBot(chat, "the notice says it was sent", func(m telegramtest.Message) bool {
+		return m.ID == notice.ID && strings.Contains(m.Text, "was sent again") && len(m.Keyboard) == 0
+	})
+}

@@ -67,6 +67,11 @@ func (m *Module) answerLimit(c *chat.Chat, tc runner.TurnCompleted, replyTo int)
 	if notice.State == render.LimitRetryOff {
 		return true
 	}
+	away := m.away.Get(c)
+	if away.notices == nil {
+		away.notices = map[string]*outbox.Message{}
+	}
+	away.notices[r.Token] = msg
 	m.pokeScheduler()
 	c.Offload(func(ctx context.Context) func() { // its id, for the buttons after a restart and the edits
 		res, err := msg.Sent().Wait(ctx)
@@ -99,12 +104,20 @@ func (m *Module) sendLimitNotice(c *chat.Chat, r state.Retry, n render.LimitRetr
 }
 
 // editLimitNotice shows a retry's new state in its notice.
+//
+// The notice is edited through the handle its send returned while this run
+// has it: the id the state database keeps is recorded only once Telegram
+// answered that send, which under load can come after the retry fired.
 func (m *Module) editLimitNotice(c *chat.Chat, r state.Retry, n render.LimitRetry) {
-	if r.MessageID == 0 {
-		return
+	msg := m.away.Get(c).notices[r.Token]
+	if msg == nil {
+		if r.MessageID == 0 {
+			return
+		}
+		msg = c.Message(int(r.MessageID))
 	}
 	html, kb := m.limitNotice(c, r, n)
-	c.EditMessage(c.Message(int(r.MessageID)), outbox.High, outbox.Content{Text: html, Keyboard: kb})
+	c.EditMessage(msg, outbox.High, outbox.Content{Text: html, Keyboard: kb})
 }
 
 // onRetryPress applies ⏰ Retry or ✖️ Drop, pressed on the notice msgID.
@@ -137,6 +150,9 @@ func (m *Module) onRetryPress(c *chat.Chat, token string, msgID int, kind chat.B
 		}
 	}
 	m.editLimitNotice(c, r, render.LimitRetry{State: shown, By: chat.UserName(from)})
+	if to == state.RetryDropped {
+		delete(m.away.Get(c).notices, token)
+	}
 	m.pokeScheduler() // a retry may be due already, or no longer
 }
 

@@ -66,5 +66,6 @@ func (m *Module) dropRetry(c *chat.Chat, r state.Retry, why string) {
 		c.Log().Error().Err(err).Msg("drop a retry after a limit")
 	}
 	m.editLimitNotice(c, r, render.LimitRetry{State: render.LimitRetryDropped})
+	delete(m.away.Get(c).notices, r.Token)
 	c.Reply(why, int(r.ReplyTo))
 }

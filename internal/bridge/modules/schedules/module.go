@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/untether/untether/internal/bridge/chat"
+	"github.com/untether/untether/internal/bridge/outbox"
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/runner"
 )
@@ -69,6 +70,9 @@ type chatAway struct {
 	// handedOver are the firing retries whose prompt is on its way to the
 	// CLI (pending.go): ✖️ Drop can no longer stop them.
 	handedOver map[string]bool
+	// notices are the retries' notices sent by this run, by token, so an
+	// edit need not wait for the id Telegram gives them (limitretry.go).
+	notices map[string]*outbox.Message
 }
 
 // pokeScheduler makes the scheduler look at its tables again.

@@ -93,6 +93,7 @@ func (m *Module) handOverRetry(c *chat.Chat, r state.Retry) {
 // or the chat was told why not) or dropped.
 func (m *Module) finishRetry(c *chat.Chat, r state.Retry, to state.RetryState) {
 	delete(m.away.Get(c).handedOver, r.Token)
+	delete(m.away.Get(c).notices, r.Token) // its notice shows its end already
 	if _, err := m.store.DecideRetry(c.Ctx(), r.Token, to, 0, state.RetryFiring); err != nil {
 		c.Log().Error().Err(err).Msg("record a retry's end")
 	}
