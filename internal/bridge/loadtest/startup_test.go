@@ -18,10 +18,11 @@ import (
 )
 
 // startRun is one start of the daemon binary: from exec to the first
-// getUpdates the fake Telegram received, and the process's peak RSS.
+// getUpdates the fake Telegram received, and the process's memory when
+// the run was measured.
 type startRun struct {
-	toPoll  time.Duration
-	peakRSS int64 // VmHWM when the run was measured
+	toPoll           time.Duration
+	peak, anon, file int64 // VmHWM, RssAnon, RssFile
 }
 
 // realCLIConfig is a daemon config for tg whose claude is the real CLI of
@@ -36,34 +37,14 @@ func realCLIConfig(tb testing.TB, tg *telegramtest.Server, env *claudetest.Env, 
 		vars = append(vars, fmt.Sprintf("%s = %q", k, v))
 	}
 	slices.Sort(vars)
-	cfg := fmt.Sprintf(`[telegram]
-bot_token = %q
-api_url = %q
-allow_any_user = true
-
-[claude]
-binary = %q
-workdir = %q
-home = %q
-env = { %s }
-
-[state]
-dir = %q
-
-[log]
-level = "info"
-format = "json"
-`, tg.Token(), tg.URL(), env.Binary, env.Workdir, env.Home, strings.Join(vars, ", "), stateDir)
-	path := filepath.Join(tb.TempDir(), "untether.toml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	return path
+	claude := fmt.Sprintf("binary = %q\nworkdir = %q\nhome = %q\nenv = { %s }",
+		env.Binary, env.Workdir, env.Home, strings.Join(vars, ", "))
+	return daemonConfigFile(tb, tg, claude, stateDir)
 }
 
 // runDaemonOnce starts bin with config, waits for its first getUpdates,
-// lets measure see the running process, then stops it with SIGTERM and
-// waits for it to exit.
+// lets measure see the running process, reads its memory, then stops it
+// with SIGTERM and waits for it to exit.
 func runDaemonOnce(tb testing.TB, bin, config string, env *claudetest.Env, tg *telegramtest.Server, measure func(pid int)) startRun {
 	tb.Helper()
 	logPath := filepath.Join(tb.TempDir(), "daemon.log")
@@ -119,32 +100,50 @@ func runDaemonOnce(tb testing.TB, bin, config string, env *claudetest.Env, tg *t
 	if measure != nil {
 		measure(cmd.Process.Pid)
 	}
-	r.peakRSS, _ = ProcPeakRSS(cmd.Process.Pid)
+	pid := cmd.Process.Pid
+	r.peak, _ = ProcPeakRSS(pid)
+	r.anon, _ = procStatusBytes(pid, "RssAnon:")
+	r.file, _ = procStatusBytes(pid, "RssFile:")
 	stop()
 	return r
 }
 
+// mb is n bytes in MiB, for b.ReportMetric.
+func mb(n int64) float64 { return float64(n) / (1 << 20) }
+
+// medianBytes is the median of the field of runs that pick selects.
+func medianBytes(runs []startRun, pick func(startRun) int64) int64 {
+	xs := make([]time.Duration, len(runs)) // Percentile sorts durations; bytes sort the same
+	for i, r := range runs {
+		xs[i] = time.Duration(pick(r))
+	}
+	return int64(median(xs))
+}
+
 func reportStarts(b *testing.B, runs []startRun) {
 	polls := make([]time.Duration, len(runs))
-	peaks := make([]time.Duration, len(runs)) // bytes, sorted with the same helper
 	for i, r := range runs {
-		polls[i], peaks[i] = r.toPoll, time.Duration(r.peakRSS)
+		polls[i] = r.toPoll
 	}
 	slices.Sort(polls)
 	b.ReportMetric(Ms(polls[0]), "start-to-poll-min-ms")
 	b.ReportMetric(Ms(median(polls)), "start-to-poll-p50-ms")
 	b.ReportMetric(Ms(polls[len(polls)-1]), "start-to-poll-max-ms")
-	b.ReportMetric(float64(median(peaks))/(1<<20), "peak-rss-p50-MB")
+	b.ReportMetric(mb(medianBytes(runs, func(r startRun) int64 { return r.peak })), "peak-rss-p50-MB")
+	b.ReportMetric(mb(medianBytes(runs, func(r startRun) int64 { return r.anon })), "rss-anon-p50-MB")
+	b.ReportMetric(mb(medianBytes(runs, func(r startRun) int64 { return r.file })), "rss-file-p50-MB")
 }
 
 // BenchmarkDaemonStart times the real daemon binary (built once from
-// ./cmd/untether) from exec to the first getUpdates the fake Telegram
-// receives, b.N starts, with the real CLI configured (so its `claude
-// --version` probe is the real one; no turn runs). fresh starts on an
-// empty state directory (the schema is created); restart on the one a
-// previous run left. It reports the min, median and max of the b.N starts
-// (the machine is shared: the min is the least disturbed) and the peak RSS
-// (VmHWM) of the idle daemon a second after its first poll.
+// ./cmd/untether as `make build` builds it, or $UNTETHER_BENCH_DAEMON_BIN)
+// from exec to the first getUpdates the fake Telegram receives, b.N
+// starts, with the real CLI configured (so its `claude --version` probe is
+// the real one; no turn runs). fresh starts on an empty state directory
+// (the schema is created); restart on the one a previous run left. It
+// reports the min, median and max of the b.N starts (the machine is
+// shared: the min is the least disturbed), and the idle daemon's peak RSS
+// (VmHWM) and its anonymous and file-backed parts a second after its first
+// poll.
 func BenchmarkDaemonStart(b *testing.B) {
 	bin := buildDaemon(b)
 	env := claudetest.New(b, fakeapi.Script{})
@@ -171,23 +170,25 @@ func BenchmarkDaemonStart(b *testing.B) {
 
 // BenchmarkDaemonPeakRSS reads the real daemon binary's peak RSS (VmHWM)
 // over a start and three turns in one private chat with the real CLI
-// against the fake Anthropic API (a cold turn, then two warm ones): the
-// figure the issue compares with cc-connect's. The CLI is a process of
-// its own, so its memory is not counted.
+// against the fake Anthropic API (a cold turn, then two warm ones), b.N
+// runs on fresh state: the figure issue 25 compares with cc-connect's. The
+// CLI is a process of its own, so its memory is not counted. Also the
+// idle peak (a second after the first poll), and the anonymous and
+// file-backed RSS after the turns.
 func BenchmarkDaemonPeakRSS(b *testing.B) {
 	bin := buildDaemon(b)
 	env := claudetest.New(b, fakeapi.Script{})
 	tg := telegramtest.New(b, telegramtest.WithBotIdentity("Untether", "untether_bot"))
 	chat, user := telegramtest.ChatID(alice), telegramtest.User{ID: alice, FirstName: "Alice"}
 	tg.AddChat(telegramtest.Chat{ID: chat, Type: telegramtest.Private, FirstName: "Alice"})
-	idle := make([]time.Duration, 0, b.N)
+	idle := make([]startRun, 0, b.N)
 	runs := make([]startRun, b.N)
 	for i := range runs {
 		cfg := realCLIConfig(b, tg, env, filepath.Join(b.TempDir(), "state"))
 		runs[i] = runDaemonOnce(b, bin, cfg, env, tg, func(pid int) {
 			time.Sleep(time.Second)
 			hwm, _ := ProcPeakRSS(pid)
-			idle = append(idle, time.Duration(hwm))
+			idle = append(idle, startRun{peak: hwm})
 			for t := range 3 {
 				word := fmt.Sprintf("PEAK%dT%d", i, t)
 				since := time.Now()
@@ -211,7 +212,6 @@ func BenchmarkDaemonPeakRSS(b *testing.B) {
 			quiet(tg, time.Second, time.Minute)
 		})
 	}
-	slices.Sort(idle)
 	reportStarts(b, runs)
-	b.ReportMetric(float64(median(idle))/(1<<20), "idle-peak-rss-p50-MB")
+	b.ReportMetric(mb(medianBytes(idle, func(r startRun) int64 { return r.peak })), "idle-peak-rss-p50-MB")
 }
