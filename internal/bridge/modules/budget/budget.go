@@ -228,10 +228,9 @@ func (m *Module) showBudget(c *chat.Chat, replyTo int) {
 
 // Module is the feature.
 type Module struct {
-	host    *chat.Host
-	store   store
-	proc    chat.Slot[process]
-	windows windowCache // windows.go
+	host  *chat.Host
+	store store
+	proc  chat.Slot[process]
 }
 
 // store is what the module reads and writes of the state database.

@@ -50,7 +50,7 @@ func (m *Module) showUsage(c *chat.Chat, replyTo int) {
 		}
 		r.Days = append(r.Days, day)
 	}
-	ws, err := m.windows.get(c.Ctx(), m.store)
+	ws, err := m.store.LimitWindows(c.Ctx())
 	if err != nil {
 		c.Log().Error().Err(err).Msg("read subscription windows")
 	}
@@ -126,7 +126,7 @@ func (m *Module) onRateLimit(c *chat.Chat, e runner.RateLimit) {
 			ws[top].ResetsAt = e.ResetsAt
 		}
 	}
-	if err := m.windows.put(c.Ctx(), m.store, ws); err != nil {
+	if err := m.store.PutLimitWindows(c.Ctx(), ws); err != nil {
 		c.Log().Error().Err(err).Msg("record subscription windows")
 	}
 }
@@ -135,7 +135,7 @@ func (m *Module) onRateLimit(c *chat.Chat, e runner.RateLimit) {
 // or more. Windows that warn or reject by their own status are left out:
 // the answer's "what happened" block already shows those.
 func (m *Module) windowWarning(c *chat.Chat) string {
-	ws, err := m.windows.get(c.Ctx(), m.store)
+	ws, err := m.store.LimitWindows(c.Ctx())
 	if err != nil {
 		c.Log().Error().Err(err).Msg("read subscription windows")
 		return ""
