@@ -5,8 +5,11 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
+# Static (CGO_ENABLED=0): nothing in untether uses cgo, and a cgo build maps
+# the C library into the daemon for nothing (1.5-1.8 MB of peak RSS,
+# BENCHMARKS.md "Issue 25 §3").
 build:
-	go build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)" -o untether ./cmd/untether
+	CGO_ENABLED=0 go build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)" -o untether ./cmd/untether
 
 test:
 	scripts/test.sh

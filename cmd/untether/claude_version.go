@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/rs/zerolog"
@@ -36,5 +37,26 @@ func warnUntestedClaude(log *zerolog.Logger, v string, err error) {
 	}
 	if ok, msg := claudeVersionFinding(v); !ok {
 		log.Warn().Str("claude_version", v).Str("tested", runner.TestedRange.String()).Msg(msg)
+	}
+}
+
+// probeClaudeVersion runs `claude --version` in the background and logs
+// what it finds (a warning when it is untested, then "claude version").
+// Nothing waits for it: the version is only reported, and the probe takes
+// 10–50 ms, more than the rest of the start-up to the first poll. The
+// returned function stops the probe if it still runs and waits for it.
+func probeClaudeVersion(log *zerolog.Logger, binary string) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v, err := runner.CLIVersion(ctx, binary)
+		warnUntestedClaude(log, v, err)
+		// Last, so that a reader who sees it has seen the warning too.
+		log.Info().Str("claude_version", v).AnErr("claude_version_error", err).Msg("claude version")
+	}()
+	return func() {
+		cancel()
+		<-done
 	}
 }

@@ -52,6 +52,9 @@ func TestStartupWarnsAboutUntestedClaude(t *testing.T) {
 			d.cfg.Binary = stubClaude(t, t.TempDir(), tc.version)
 			p := d.start()
 			d.waitReady(p)
+			// The probe runs beside the start-up; its warning, if any, is
+			// logged before this line.
+			p.waitLog("the version probe", msgIs("claude version"))
 			var warnings []logLine
 			for _, l := range p.logs() {
 				if l.str("level") == "warn" && strings.Contains(l.str("message"), "claude") {

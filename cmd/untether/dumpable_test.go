@@ -68,8 +68,8 @@ echo '` + runner.TestedVersion + ` (Claude Code)'
 	cmd.Dir = cwd
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	p := startCommand(t, cmd, baseEnv(d.home, "UNTETHER_TELEGRAM_BOT_TOKEN="+d.tg.Token()))
-	// "untether starting" is logged after the probe returned.
-	p.waitLog("that it started", msgIs("untether starting"))
+	// "claude version" is logged after the probe returned.
+	p.waitLog("the version probe", msgIs("claude version"))
 	got, err := os.ReadFile(result)
 	require.NoError(t, err)
 	assert.Equal(t, "parent=denied sibling=readable\n", string(got))

@@ -124,13 +124,11 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	if err := runner.EnableSubreaper(); err != nil {
 		log.Warn().Err(err).Msg("cannot become a child subreaper; escaped CLI children may outlive their session")
 	}
-	claudeVersion, verr := runner.CLIVersion(context.Background(), cfg.Claude.Binary)
 	users := len(cfg.Telegram.AllowedUserIDs)
 	log.Info().Str("version", version).Str("commit", commit).Str("config", *path).
 		Int("allowed_users", users).Bool("allow_any_user", cfg.Telegram.AllowAnyUser).
-		Str("claude_version", claudeVersion).AnErr("claude_version_error", verr).
 		Str("state_dir", cfg.State.Dir).Msg("untether starting")
-	warnUntestedClaude(&log, claudeVersion, verr)
+	defer probeClaudeVersion(&log, cfg.Claude.Binary)() // claude_version.go: beside the start-up, not before it
 
 	sd := notify.New()
 	ready := make(chan struct{})

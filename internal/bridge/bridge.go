@@ -126,11 +126,9 @@ func (b *Bridge) Run(ctx context.Context) error {
 	defer b.e.Start(ctx)()
 	b.replayDeferred(ctx) // route.go
 	defer b.e.StartModules(ctx)()
-	if _, err := b.tg.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: b.e.BotCommands()}); err != nil {
-		b.log.Warn().Err(chat.RedactErr(err, cfg)).Msg("register bot commands")
-	}
 
 	b.probeUpdates(ctx, offset)
+	defer b.registerCommands(ctx)()
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
 	polled := make(chan struct{})
@@ -146,6 +144,26 @@ func (b *Bridge) Run(ctx context.Context) error {
 	stopPoll()
 	<-polled
 	return err
+}
+
+// registerCommands fills Telegram's command menu (setMyCommands) beside
+// the long poll: nothing the poll does depends on it, and it would add a
+// round trip to every start before the first poll. The returned function
+// stops it if it still runs and waits for it.
+func (b *Bridge) registerCommands(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := b.tg.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: b.e.BotCommands()})
+		if err != nil && ctx.Err() == nil {
+			b.log.Warn().Err(chat.RedactErr(err, b.Config())).Msg("register bot commands")
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // CheckToken calls getMe with the configured token and returns the bot's

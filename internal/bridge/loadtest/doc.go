@@ -13,7 +13,10 @@
 // model (telegramtest.StrictFloodLimits), where 429s must cost nothing;
 // BenchmarkStreamEnd splits a streamed answer's last half second into the
 // fake API's closing events, the CLI's frames (a tee around the real CLI),
-// the bridge, the outbox and the HTTP call. The fake CLI is the
+// the bridge, the outbox and the HTTP call. BenchmarkDaemonStart and
+// BenchmarkDaemonPeakRSS run the daemon binary itself (built as `make build`
+// builds it, or another build named by [EnvDaemonBin]): exec to the first
+// getUpdates, and VmHWM over a start and three real-CLI turns. The fake CLI is the
 // package's test binary re-executed with [EnvFakeCLI] set (see [FakeCLIMain]),
 // so it needs no separate build step.
 //

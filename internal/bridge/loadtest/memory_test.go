@@ -192,8 +192,18 @@ type extDaemon struct {
 	log string
 }
 
+// EnvDaemonBin, when set, names a daemon binary the process benchmarks run
+// instead of building ./cmd/untether: an older commit's, for a before and
+// after from one benchmark file.
+const EnvDaemonBin = "UNTETHER_BENCH_DAEMON_BIN"
+
+// buildDaemon builds ./cmd/untether as `make build` does (CGO_ENABLED=0),
+// or returns $UNTETHER_BENCH_DAEMON_BIN.
 func buildDaemon(tb testing.TB) string {
 	tb.Helper()
+	if bin := os.Getenv(EnvDaemonBin); bin != "" {
+		return bin
+	}
 	wd, _ := os.Getwd()
 	root, err := claudetest.ModuleRoot(wd)
 	if err != nil {
@@ -202,6 +212,7 @@ func buildDaemon(tb testing.TB) string {
 	bin := filepath.Join(tb.TempDir(), "untether")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/untether")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("build the daemon: %v\n%s", err, out)
 	}
@@ -213,29 +224,9 @@ func buildDaemon(tb testing.TB) string {
 func startExtDaemon(tb testing.TB, bin string, tg *telegramtest.Server, claudeExtra string) *extDaemon {
 	tb.Helper()
 	dir := tb.TempDir()
-	work := tb.TempDir()
-	cfg := fmt.Sprintf(`[telegram]
-bot_token = %q
-api_url = %q
-allow_any_user = true
-
-[claude]
-binary = %q
-workdir = %q
-env = { %s = "1", %s = "%d" }
-%s
-
-[state]
-dir = %q
-
-[log]
-level = "info"
-format = "json"
-`, tg.Token(), tg.URL(), exe(tb), work, EnvFakeCLI, EnvTools, loadTools, claudeExtra, filepath.Join(dir, "state"))
-	path := filepath.Join(dir, "untether.toml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		tb.Fatal(err)
-	}
+	claude := fmt.Sprintf("binary = %q\nworkdir = %q\nenv = { %s = \"1\", %s = \"%d\" }\n%s",
+		exe(tb), tb.TempDir(), EnvFakeCLI, EnvTools, loadTools, claudeExtra)
+	path := daemonConfigFile(tb, tg, claude, filepath.Join(dir, "state"))
 	logPath := filepath.Join(dir, "daemon.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -267,6 +258,32 @@ format = "json"
 		tb.Fatalf("daemon not polling: %v\n%s", err, data)
 	}
 	return d
+}
+
+// daemonConfigFile writes an untether.toml for tg, with claude as the body
+// of its [claude] table, and returns its path.
+func daemonConfigFile(tb testing.TB, tg *telegramtest.Server, claude, stateDir string) string {
+	tb.Helper()
+	cfg := fmt.Sprintf(`[telegram]
+bot_token = %q
+api_url = %q
+allow_any_user = true
+
+[claude]
+%s
+
+[state]
+dir = %q
+
+[log]
+level = "info"
+format = "json"
+`, tg.Token(), tg.URL(), claude, stateDir)
+	path := filepath.Join(tb.TempDir(), "untether.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }
 
 // awaitAnswers waits until every tag has an answer in tg (polling a

@@ -189,18 +189,24 @@ func (b *Bucket) ReadyAt(t time.Time, keep int) time.Time {
 }
 
 // ProcRSS is the resident set size of pid in bytes (VmRSS).
-func ProcRSS(pid int) (int64, error) {
+func ProcRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmRSS:") }
+
+// ProcPeakRSS is the peak resident set size of pid in bytes (VmHWM).
+func ProcPeakRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmHWM:") }
+
+// procStatusBytes reads a "<field> <n> kB" line of /proc/<pid>/status.
+func procStatusBytes(pid int, field string) (int64, error) {
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
 		return 0, fmt.Errorf("read status of %d: %w", pid, err)
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(l, field); ok {
 			f := strings.Fields(v)
 			if len(f) >= 1 {
 				kb, err := strconv.ParseInt(f[0], 10, 64)
 				if err != nil {
-					return 0, fmt.Errorf("parse VmRSS of %d: %w", pid, err)
+					return 0, fmt.Errorf("parse %s of %d: %w", field, pid, err)
 				}
 				return kb << 10, nil
 			}
