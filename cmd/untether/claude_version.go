@@ -40,18 +40,20 @@ func warnUntestedClaude(log *zerolog.Logger, v string, err error) {
 	}
 }
 
-// probeClaudeVersion runs `claude --version` in the background and logs
-// what it finds (a warning when it is untested, then "claude version").
+// probeClaudeVersion runs `claude --version` in the background, logs what
+// it finds (a warning when it is untested, then "claude version") and hands
+// it to found.
 // Nothing waits for it: the version is only reported, and the probe takes
 // 10–50 ms, more than the rest of the start-up to the first poll. The
 // returned function stops the probe if it still runs and waits for it.
-func probeClaudeVersion(log *zerolog.Logger, binary string) (stop func()) {
+func probeClaudeVersion(log *zerolog.Logger, binary string, found func(version string)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		v, err := runner.CLIVersion(ctx, binary)
 		warnUntestedClaude(log, v, err)
+		found(v)
 		// Last, so that a reader who sees it has seen the warning too.
 		log.Info().Str("claude_version", v).AnErr("claude_version_error", err).Msg("claude version")
 	}()

@@ -128,12 +128,12 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	log.Info().Str("version", version).Str("commit", commit).Str("config", *path).
 		Int("allowed_users", users).Bool("allow_any_user", cfg.Telegram.AllowAnyUser).
 		Str("state_dir", cfg.State.Dir).Msg("untether starting")
-	defer probeClaudeVersion(&log, cfg.Claude.Binary)() // claude_version.go: beside the start-up, not before it
 
 	sd := notify.New()
 	ready := make(chan struct{})
 	var readyOnce sync.Once
-	svc := newOps(cfg, claudeVersion, log) // service.go: [http] listen
+	svc := newOps(cfg, log)                                             // service.go: [http] listen
+	defer probeClaudeVersion(&log, cfg.Claude.Binary, svc.cliVersion)() // claude_version.go: beside the start-up, not before it
 	opts := bridge.Options{
 		Config: cfg, Store: store, Logger: log, InheritEnv: os.Environ(),
 		Pool: runner.NewPool(cfg.Claude.MaxLiveProcesses, cfg.Claude.MaxConcurrentSpawns),

@@ -25,17 +25,20 @@ type ops struct {
 	svc     *service.Service
 }
 
-// newOps prepares the metrics when the listener is on; claudeVersion is
-// what the version probe found ("" when it failed).
-func newOps(cfg *config.Config, claudeVersion string, log zerolog.Logger) *ops {
+// newOps prepares the metrics when the listener is on.
+func newOps(cfg *config.Config, log zerolog.Logger) *ops {
 	o := &ops{}
 	if cfg.HTTP.Enabled() {
 		o.metrics = metrics.New(metrics.Build{Version: version, Commit: commit}, log)
-		if claudeVersion != "" {
-			o.metrics.SetCLIVersion(claudeVersion)
-		}
 	}
 	return o
+}
+
+// cliVersion records what the version probe found ("" when it failed).
+func (o *ops) cliVersion(v string) {
+	if v != "" {
+		o.metrics.SetCLIVersion(v) // a nil *Metrics records nothing
+	}
 }
 
 // bridgeOptions adds what the bridge feeds the service to opts.
