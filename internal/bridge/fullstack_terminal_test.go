@@ -325,6 +325,37 @@ func TestTerminalClaudeRunningWarns(t *testing.T) {
 	assert.True(t, r.callFor("PHONE third").AnyUserContains("PHONE second"), "in order")
 }
 
+// TestTerminalHeldMessageSurvivesARestart: a message held while a claude
+// outside untether runs the session is not lost when untether restarts:
+// the next start hands it in again, asks again (that claude still runs),
+// and ▶️ Continue anyway then sends it, once.
+func TestTerminalHeldMessageSurvivesARestart(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	var person string
+	r := newRig(t, withPersonClaude(&person))
+	first := r.ask(chat, "REMEMBER kiwi")
+	desk := startAtTerminal(t, footerLine(t, first), r.sessionOf(key))
+	defer desk.kill()
+
+	in := r.say(chat, alice, "PHONE held over a restart")
+	question := func(not telegramtest.MessageID) telegramtest.Message {
+		t.Helper()
+		return r.waitBot(chat, "the question", func(m telegramtest.Message) bool {
+			return m.ID != not && m.ReplyTo == in.ID && strings.Contains(m.Text, "A claude outside untether runs this session") &&
+				buttonData(m, "▶️ Continue anyway") != ""
+		})
+	}
+	q := question(0)
+	r.stop()
+	r.start()
+	again := question(q.ID)
+	assert.Zero(t, r.callsWith("PHONE held over a restart"), "still held: not sent to Claude")
+	r.press(chat, again.ID, "▶️ Continue anyway")
+	r.finalAnswer(chat, in.ID, "echo: PHONE held over a restart")
+	assert.Equal(t, 1, r.callsWith("PHONE held over a restart"), "sent once")
+}
+
 // outsidePoll is how often the places module looks again for the claude a
 // ⏳ Wait waits for (its outsidePoll).
 const outsidePoll = time.Second

@@ -148,8 +148,12 @@ func SenderOf(m *models.Message) state.UserID {
 func (c *Chat) sendOutgoing(o *Outgoing) {
 	c.leaveClosedProject()                // projects_allowed.go: a scheduled run, a retry
 	for _, gate := range c.b.reg.onSend { // the budget module: refused, and told
+		o.held = false
 		if !gate(c, o) {
-			o.settle()
+			if o.held { // the places module holds it and sends it on later
+				return
+			}
+			c.finishOutgoing(o) // refused, and the user told why
 			return
 		}
 	}

@@ -31,6 +31,7 @@ type Outgoing struct {
 	resend   bool                // a message re-sent after its CLI died
 	state    runner.MessageState // its fate in the CLI, once written
 	deferred bool                // left for the next start by a drain
+	held     bool                // kept back by a send gate (Hold), which sends it on later
 	cancel   context.CancelFunc
 	// settled, if set, runs once the message has reached the CLI or the
 	// user has been told why not (never when a drain left it for the next

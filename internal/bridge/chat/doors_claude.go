@@ -108,6 +108,18 @@ func (o *Outgoing) OnFailed(failed func(err error) bool) *Outgoing {
 // message kept in a collection must be replayed after a crash.
 func (c *Chat) TakeUpdate() int64 { return c.takeUpdate() }
 
+// Hold is for a send gate that keeps o back from Claude for now and will
+// send it on later (SendOutgoing): the update that brought o stays
+// unconfirmed, and o unsettled, until o reaches the CLI or the user is
+// told why not, so a restart meanwhile hands the message in again rather
+// than losing it.
+func (c *Chat) Hold(o *Outgoing) {
+	o.held = true
+	if o.updateID == 0 {
+		o.updateID = c.takeUpdate()
+	}
+}
+
 // FinishUpdates confirms updates a module took.
 func (c *Chat) FinishUpdates(ids []int64) {
 	for _, id := range ids {

@@ -25,7 +25,8 @@
 // chat's CLI once its turn is over (handoff.go); /status and /sessions
 // show the line too. Before each message to Claude (gate.go), a claude
 // outside untether running the session on this machine holds the message
-// and asks first (outside.go: runner.FindOutside), and a transcript that
+// and asks first (outside.go: runner.FindOutside; a held message's update
+// stays unconfirmed, so a restart hands it in again), and a transcript that
 // someone else extended makes the message resume the session in a fresh
 // CLI, saying how many turns it picked up (pickup.go: transcript.Since and
 // Delta.Foreign, by the uuids of untether's own messages). /sessions also

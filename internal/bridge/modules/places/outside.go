@@ -26,8 +26,10 @@ import (
 // this machine; what is shown of it is its pid and how it names the
 // session, never its command line, which may hold anything.
 //
-// Held messages live in memory: a restart of untether while they wait
-// drops them (their question's buttons then say that untether restarted).
+// A held message keeps the update that brought it unconfirmed (c.Hold):
+// a restart of untether while it waits hands it in again, and the gate
+// asks again if that claude still runs (the old question's buttons then
+// say that untether restarted).
 
 // Buttons of the question (engine-table tokens, one per question).
 const (
@@ -71,6 +73,7 @@ func (m *Module) passOutside(c *chat.Chat, o *chat.Outgoing, sp spot) bool {
 		return true
 	}
 	if h.token != "" {
+		c.Hold(o)
 		h.msgs = append(h.msgs, o)
 		c.Reply("⏸ Held too, behind your earlier message: it goes when that one does.", o.MsgID())
 		return false
@@ -96,6 +99,7 @@ func (m *Module) passOutside(c *chat.Chat, o *chat.Outgoing, sp spot) bool {
 		return true
 	}
 	c.Log().Info().Int("pid", found[0].PID).Str("how", found[0].How).Msg("a claude outside untether runs this session: asking first")
+	c.Hold(o)
 	*h = held{token: chat.NewToken(), msgs: []*chat.Outgoing{o}, query: q}
 	c.RegisterButton(h.token)
 	kb := render.Keyboard{Rows: [][]render.Button{{
