@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/render"
 	"github.com/untether/untether/internal/runner/claudetest"
 	"github.com/untether/untether/internal/telegramtest"
 )
@@ -276,10 +278,13 @@ func withSignInEnding(end time.Time) rigOption {
 func TestSignInEndingSoon(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	end := time.Now().Add(12 * time.Hour).Truncate(time.Minute)
+	// "15:04 UTC", or "tomorrow 15:04 UTC" when the end falls on the next
+	// day (a run after noon UTC).
+	when := render.FormatWhen(end.UTC(), time.Now())
 	r := newRig(t, withSignInEnding(end))
-	r.statusShows(chat, "Login: ⚠️ a Claude Max subscription (claude.ai login), but its sign-in ends by "+end.UTC().Format("15:04"))
+	r.statusShows(chat, "Login: ⚠️ a Claude Max subscription (claude.ai login), but its sign-in ends by "+when)
 	a := r.ask(chat, "hello")
-	assert.Regexp(t, `🔑 Claude Code's sign-in ends by `+end.UTC().Format("15:04")+` UTC \(in 1[12]h\d\dm\); /login signs in again\.`, a.Text)
+	assert.Regexp(t, `🔑 Claude Code's sign-in ends by `+regexp.QuoteMeta(when)+` \(in 1[12]h\d\dm\); /login signs in again\.`, a.Text)
 }
 
 // TestLoginEndsWithARestart: a restart ends a login waiting for its code;
