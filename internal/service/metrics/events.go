@@ -3,8 +3,6 @@ package metrics
 import (
 	"math"
 	"time"
-
-	vm "github.com/VictoriaMetrics/metrics"
 )
 
 // TurnStarted counts a turn started in project.
@@ -12,7 +10,7 @@ func (m *Metrics) TurnStarted(project string) {
 	if m == nil {
 		return
 	}
-	m.turnsStarted.with(project).Inc()
+	m.turnsStarted.WithLabelValues(project).Inc()
 }
 
 // TurnFinished counts a turn of project that ended with o.
@@ -20,7 +18,7 @@ func (m *Metrics) TurnFinished(project string, o Outcome) {
 	if m == nil {
 		return
 	}
-	m.turnsFinished.with(project, oneOf(o, outcomes)).Inc()
+	m.turnsFinished.WithLabelValues(project, oneOf(o, outcomes)).Inc()
 }
 
 // Cost adds what a turn of project cost, as the CLI reported it. A
@@ -31,14 +29,14 @@ func (m *Metrics) Cost(project string, usd float64, t Tokens) {
 		return
 	}
 	if usd > 0 && !math.IsInf(usd, 0) {
-		m.costUSD.with(project).Add(usd)
+		m.costUSD.WithLabelValues(project).Add(usd)
 	}
 	for _, k := range []struct {
 		kind string
 		n    int64
 	}{{kindInput, t.Input}, {kindOutput, t.Output}, {kindCacheRead, t.CacheRead}, {kindCacheCreation, t.CacheCreation}} {
 		if k.n > 0 {
-			m.tokens.with(project, k.kind).AddInt64(k.n)
+			m.tokens.WithLabelValues(project, k.kind).Add(float64(k.n))
 		}
 	}
 }
@@ -49,7 +47,7 @@ func (m *Metrics) AnswerLatency(d time.Duration) {
 	if m == nil {
 		return
 	}
-	observe(m.answerLatency, d)
+	m.answerLatency.Observe(d.Seconds())
 }
 
 // ProgressStaleness observes how long a progress message showed what it
@@ -58,7 +56,7 @@ func (m *Metrics) ProgressStaleness(d time.Duration) {
 	if m == nil {
 		return
 	}
-	observe(m.progressStaleness, d)
+	m.progressStaleness.Observe(d.Seconds())
 }
 
 // BotAPICall counts one Bot API call by its method and the HTTP status of
@@ -68,7 +66,7 @@ func (m *Metrics) BotAPICall(method string, code int) {
 	if m == nil {
 		return
 	}
-	m.botAPICalls.with(methodLabel(method), statusLabel(code)).Inc()
+	m.botAPICalls.WithLabelValues(methodLabel(method), statusLabel(code)).Inc()
 }
 
 // Penalty adds the retry_after of a 429: time a chat may not call.
@@ -85,7 +83,7 @@ func (m *Metrics) UpdateLag(d time.Duration) {
 	if m == nil {
 		return
 	}
-	observe(m.updateLag, d)
+	m.updateLag.Observe(max(d, 0).Seconds())
 }
 
 // StateWriteRefused counts a state write of kind (updates, chat, outbox,
@@ -94,7 +92,7 @@ func (m *Metrics) StateWriteRefused(kind string) {
 	if m == nil {
 		return
 	}
-	m.stateRefuse.with(writeKindLabel(kind)).Inc()
+	m.stateRefuse.WithLabelValues(writeKindLabel(kind)).Inc()
 }
 
 // WebhookDelivery counts a delivery to trigger (a configured name, or
@@ -103,7 +101,7 @@ func (m *Metrics) WebhookDelivery(trigger, result string) {
 	if m == nil {
 		return
 	}
-	m.webhooks.with(trigger, result).Inc()
+	m.webhooks.WithLabelValues(trigger, result).Inc()
 }
 
 // CLISpawned counts a CLI started for project.
@@ -111,7 +109,7 @@ func (m *Metrics) CLISpawned(project string) {
 	if m == nil {
 		return
 	}
-	m.cliSpawns.with(project).Inc()
+	m.cliSpawns.WithLabelValues(project).Inc()
 }
 
 // CLICrashed counts a CLI of project that died unasked.
@@ -119,7 +117,7 @@ func (m *Metrics) CLICrashed(project string) {
 	if m == nil {
 		return
 	}
-	m.cliCrashes.with(project).Inc()
+	m.cliCrashes.WithLabelValues(project).Inc()
 }
 
 // CLIRestarted counts a CLI of project started again after a crash.
@@ -127,7 +125,7 @@ func (m *Metrics) CLIRestarted(project string) {
 	if m == nil {
 		return
 	}
-	m.cliRestarts.with(project).Inc()
+	m.cliRestarts.WithLabelValues(project).Inc()
 }
 
 // SetCLIVersion sets untether_claude_cli_info to version, the one series.
@@ -135,17 +133,8 @@ func (m *Metrics) SetCLIVersion(version string) {
 	if m == nil {
 		return
 	}
-	series := seriesName(NameCLIInfo, []string{"version"}, []string{versionLabel(version)})
-	m.cliInfoMu.Lock()
-	defer m.cliInfoMu.Unlock()
-	if series == m.cliInfo {
-		return
-	}
-	if m.cliInfo != "" {
-		m.set.UnregisterMetric(m.cliInfo) // the old version's series goes from the next scrape
-	}
-	m.set.NewGauge(series, nil).Set(1)
-	m.cliInfo = series
+	m.cliInfo.Reset()
+	m.cliInfo.WithLabelValues(versionLabel(version)).Set(1)
 }
 
 // ApprovalWait observes how long an approval waited until d.
@@ -153,12 +142,5 @@ func (m *Metrics) ApprovalWait(wait time.Duration, d Decision) {
 	if m == nil {
 		return
 	}
-	observe(m.approvalWait.with(oneOf(d, decisions)), wait)
-}
-
-// observe adds d, in seconds, to h. A negative d (a bug, a clock stepped
-// back) is observed as 0: the library would drop it, and client_golang
-// took it off the sum, which a scraper reads as a counter reset.
-func observe(h *vm.PrometheusHistogram, d time.Duration) {
-	h.Update(max(d, 0).Seconds())
+	m.approvalWait.WithLabelValues(oneOf(d, decisions)).Observe(wait.Seconds())
 }

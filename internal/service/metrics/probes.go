@@ -1,11 +1,9 @@
 package metrics
 
 import (
-	"fmt"
-	"io"
 	"time"
 
-	vm "github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Probes are read at each scrape: levels the daemon already keeps, which
@@ -41,60 +39,62 @@ func (m *Metrics) SetProbes(p Probes) {
 	m.probes.Store(&p)
 }
 
-// The outbox's two series.
+// probeCollector reports Probes at scrape time.
+type probeCollector struct{ m *Metrics }
+
 var (
-	outboxHigh = seriesName(NameOutboxDepth, []string{"priority"}, []string{priorityHigh})
-	outboxLow  = seriesName(NameOutboxDepth, []string{"priority"}, []string{priorityLow})
+	descLiveCLIs         = prometheus.NewDesc(NameLiveCLIs, "Claude CLI processes running now.", nil, nil)
+	descWaitingForSlot   = prometheus.NewDesc(NameWaitingForSlot, "Chats waiting for a free CLI slot (claude.max_live_processes).", nil, nil)
+	descPendingApprovals = prometheus.NewDesc(NamePendingApprovals, "Tool approvals waiting for a person.", nil, nil)
+	descOutboxDepth      = prometheus.NewDesc(NameOutboxDepth, "Operations queued for Telegram, by priority (high: answers and approvals; low: progress edits).", []string{"priority"}, nil)
+	descChatsInPenalty   = prometheus.NewDesc(NameChatsInPenalty, "Chats paused by a 429 (retry_after) right now.", nil, nil)
+	descLastPollSuccess  = prometheus.NewDesc(NameLastPollSuccess, "Unix time of the last successful getUpdates call.", nil, nil)
 )
 
-// writeProbes writes what the probes read now to w, each family with its
-// TYPE line (and the bare HELP line the handler fills in), as the set
-// writes its own.
-func (m *Metrics) writeProbes(w io.Writer) {
-	p := m.probes.Load()
+func (probeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descLiveCLIs, descWaitingForSlot, descPendingApprovals, descOutboxDepth, descChatsInPenalty, descLastPollSuccess} {
+		ch <- d
+	}
+}
+
+func (c probeCollector) Collect(ch chan<- prometheus.Metric) {
+	p := c.m.probes.Load()
 	if p == nil {
 		return
 	}
-	m.gauge(w, NameLiveCLIs, p.LiveCLIs)
-	m.gauge(w, NameWaitingForSlot, p.WaitingForSlot)
-	m.gauge(w, NamePendingApprovals, p.PendingApprovals)
-	m.gauge(w, NameChatsInPenalty, p.ChatsInPenalty)
-	if f := p.OutboxDepth; f != nil {
-		var high, low int
-		if m.probe(NameOutboxDepth, func() { high, low = f() }) {
-			vm.WriteMetadataIfNeeded(w, NameOutboxDepth, "gauge")
-			fmt.Fprintf(w, "%s %d\n%s %d\n", outboxHigh, high, outboxLow, low)
+	gauge := func(d *prometheus.Desc, f func() int) {
+		if f != nil {
+			c.probe(d, func() { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(f())) })
 		}
+	}
+	gauge(descLiveCLIs, p.LiveCLIs)
+	gauge(descWaitingForSlot, p.WaitingForSlot)
+	gauge(descPendingApprovals, p.PendingApprovals)
+	gauge(descChatsInPenalty, p.ChatsInPenalty)
+	if f := p.OutboxDepth; f != nil {
+		c.probe(descOutboxDepth, func() {
+			high, low := f()
+			ch <- prometheus.MustNewConstMetric(descOutboxDepth, prometheus.GaugeValue, float64(high), priorityHigh)
+			ch <- prometheus.MustNewConstMetric(descOutboxDepth, prometheus.GaugeValue, float64(low), priorityLow)
+		})
 	}
 	if f := p.LastPollSuccess; f != nil {
-		var t time.Time
-		if m.probe(NameLastPollSuccess, func() { t = f() }) && !t.IsZero() {
-			vm.WriteGaugeFloat64(w, NameLastPollSuccess, float64(t.UnixMilli())/1e3)
-		}
+		c.probe(descLastPollSuccess, func() {
+			if t := f(); !t.IsZero() {
+				ch <- prometheus.MustNewConstMetric(descLastPollSuccess, prometheus.GaugeValue, float64(t.UnixMilli())/1e3)
+			}
+		})
 	}
 }
 
-// gauge writes the gauge name with what f reads, if f is set.
-func (m *Metrics) gauge(w io.Writer, name string, f func() int) {
-	if f == nil {
-		return
-	}
-	var v int
-	if m.probe(name, func() { v = f() }) {
-		vm.WriteGaugeFloat64(w, name, float64(v))
-	}
-}
-
-// probe runs one probe and tells whether it returned. A probe that panics
-// loses its metric for this scrape, and only that: it runs on the
-// scrape's goroutine, where a panic would end the daemon. Nothing is
-// written until the probe has returned, so a panic leaves no half family.
-func (m *Metrics) probe(name string, f func()) (ok bool) {
+// probe runs one probe. A probe that panics loses its metric for this
+// scrape, and only that: the collector runs on a goroutine of the
+// scrape, where a panic would end the daemon.
+func (c probeCollector) probe(d *prometheus.Desc, f func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			m.log.Error().Str("metric", name).Interface("panic", r).Msg("a metrics probe panicked; its metric is left out of this scrape")
+			c.m.log.Error().Str("metric", d.String()).Interface("panic", r).Msg("a metrics probe panicked; its metric is left out of this scrape")
 		}
 	}()
 	f()
-	return true
 }
