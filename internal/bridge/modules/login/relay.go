@@ -213,29 +213,41 @@ func (m *Module) finish(c *chat.Chat, a *attempt, d clilogin.Done, replyTo int) 
 				return // the bridge stops
 			}
 			text := "🔑 Claude Code now: " + render.EscapeHTML(authText(e, time.Now(), c.Config().Telegram.Location()))
-			if e.err == nil && e.auth.LoggedIn && m.restartIdle(c) {
-				text += "\nThis " + c.ChatWord() + "'s Claude was started before the login, so it was closed: your next message starts it again, signed in, in the same session."
+			if e.err != nil || !e.auth.LoggedIn {
+				c.Reply(text, replyTo)
+				return
 			}
-			c.Reply(text, replyTo)
+			m.restartIdle(c, text, replyTo)
 		}
 	})
 }
 
 // restartIdle closes the chat's live CLI, when it has nothing to do, so
 // the next message starts one that reads the new login (a process reads
-// its credentials when it starts). It reports whether it did.
-func (m *Module) restartIdle(c *chat.Chat) bool {
+// its credentials when it starts), and then replies text with what it
+// did: only once the close succeeded does the reply say it was closed.
+func (m *Module) restartIdle(c *chat.Chat, text string, replyTo int) {
 	sess := c.Session()
-	if sess == nil || !c.SessionIdle() {
-		return false
+	switch {
+	case sess == nil:
+		c.Reply(text, replyTo)
+		return
+	case !c.SessionIdle():
+		c.Reply(text+"\nThis "+c.ChatWord()+"'s Claude, busy now, was started before the login and keeps the old sign-in until it exits "+
+			"(when it has been idle for [claude] idle_timeout, or on /new).", replyTo)
+		return
 	}
 	c.Offload(func(ctx context.Context) func() {
-		if err := sess.CloseProcess(ctx); err != nil {
-			c.Log().Warn().Err(err).Msg("close the CLI started before the login")
+		err := sess.CloseProcess(ctx)
+		return func() {
+			if err != nil {
+				c.Log().Warn().Err(err).Msg("close the CLI started before the login")
+				c.Reply(text+"\nThis "+c.ChatWord()+"'s Claude was started before the login and could not be closed, so it keeps the old sign-in until it exits.", replyTo)
+				return
+			}
+			c.Reply(text+"\nThis "+c.ChatWord()+"'s Claude was started before the login, so it was closed: your next message starts it again, signed in, in the same session.", replyTo)
 		}
-		return nil
 	})
-	return true
 }
 
 // takeCode is the message hook: while the chat's login waits for its
@@ -253,7 +265,14 @@ func (m *Module) takeCode(c *chat.Chat, in *chat.Inbound) bool {
 			return false
 		}
 		c.DeleteMessage(msg.ID)
-		c.Reply("🔑 That sign-in is over, so the code was not used (and its message is deleted). Send /login to start again.", 0)
+		switch {
+		case a == nil:
+			c.Reply("🔑 That sign-in is over, so the code was not used (and its message is deleted). Send /login to start again.", 0)
+		case a.codeSent:
+			c.Reply("🔑 A code was sent to this sign-in already, so this one was not used (and its message is deleted). Wait for the result, or /cancel.", 0)
+		default:
+			c.Reply("🔑 This sign-in has not shown its page yet, so the code was not used (and its message is deleted). Send the code once the page's button is here.", 0)
+		}
 		return true
 	}
 	text := strings.TrimSpace(msg.Text)
