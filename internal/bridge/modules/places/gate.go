@@ -51,6 +51,9 @@ func (m *Module) sessionProject(c *chat.Chat) config.ProjectSettings {
 
 // beforeSend is the OnSend gate.
 func (m *Module) beforeSend(c *chat.Chat, o *chat.Outgoing) bool {
+	// Writing here takes the session back: a 💻 Terminal pressed during a
+	// turn no longer closes the CLI once its turns are over.
+	*m.terminal.Get(c) = terminalState{}
 	sp := m.spotOf(c)
 	if !m.passOutside(c, o, sp) {
 		return false

@@ -189,12 +189,18 @@ func (m *Module) checkTranscript(c *chat.Chat, sp spot) {
 		return
 	}
 	d, next, err := transcript.Since(pk.path, pk.mark)
-	pk.gen++
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Not written yet (a new session's CLI has not finished its first
+		// turn): nothing new, and the mark still holds for what comes.
+		return
+	case err != nil:
+		pk.gen++
 		c.Log().Warn().Err(err).Msg("read the session's transcript")
 		pk.marked = false
 		return
 	}
+	pk.gen++
 	_, n := d.Foreign(pk.isOwn)
 	n += pk.unseen
 	pk.mark, pk.unseen = next, 0
@@ -208,6 +214,7 @@ func (m *Module) checkTranscript(c *chat.Chat, sp spot) {
 			// A reload moved the chat's place: letting go of the CLI would
 			// move the session too. It goes on as it is.
 			c.Log().Warn().Msg("the chat's place moved since its CLI started; not restarting it")
+			pk.unseen = n // still unseen by the CLI: the next look counts them again
 			return
 		}
 		c.ReopenSession("the session was extended at a terminal")
