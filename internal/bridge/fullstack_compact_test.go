@@ -124,3 +124,21 @@ func TestContextFullWithCompactionOff(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactAfterNewCompactsNothing: a 🗜 Compact pressed after /new
+// belongs to the session before it; it compacts nothing (no CLI is started
+// for it) and says so.
+func TestCompactAfterNewCompactsNothing(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	r := newRig(t, withFillScript())
+	warn := r.fill(chat, 850)
+	compact := buttonData(warn, render.CompactButtonText)
+	require.NotEmpty(t, compact)
+	r.command(chat, "/new", "New session")
+	r.tg.UserPresses(chat, warn.ID, compact)
+	r.waitBot(chat, "the refusal", func(m telegramtest.Message) bool {
+		return m.ReplyTo == warn.ID && strings.Contains(m.Text, "was for an earlier session, so nothing was compacted")
+	})
+	time.Sleep(300 * time.Millisecond) // a /compact, had it gone, would be on its way
+	assert.Zero(t, r.compactions(), "nothing compacted")
+}

@@ -31,6 +31,9 @@ type filling struct {
 	known  bool
 	asking bool
 	token  string // the live Compact button, "" if none
+	// session is the session whose context the live button compacts: a
+	// press after /new, a switch or a resume would compact another one.
+	session string
 }
 
 // procKey is one CLI process, with the model of its answers: where it
@@ -79,7 +82,7 @@ func (m *Module) onAnswer(c *chat.Chat, tc runner.TurnCompleted, a *chat.Answer)
 	if st.token != "" {
 		c.ForgetButton(st.token) // one live per chat: the latest answer's
 	}
-	st.token = chat.NewToken()
+	st.token, st.session = chat.NewToken(), c.Record().SessionID
 	c.RegisterButton(st.token)
 	a.Keyboard.Rows = append(a.Keyboard.Rows, render.CompactKeyboard(chat.CallbackData(btnCompact, st.token)).Rows...)
 }
@@ -134,5 +137,9 @@ func (m *Module) press(c *chat.Chat, p chat.Press) {
 	}
 	c.ForgetButton(st.token)
 	st.token = ""
+	if st.session != c.Record().SessionID {
+		c.Reply("This 🗜 Compact button was for an earlier session, so nothing was compacted. Send /compact to compact this one.", p.Message)
+		return
+	}
 	c.Send(runner.UserInput{Text: "/compact"}, p.Message, state.UserID(p.From.ID))
 }
