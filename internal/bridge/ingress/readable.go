@@ -28,7 +28,13 @@ func ReadableOf(m *models.Message, raw []byte) Readable {
 		return Readable{}
 	}
 	out := Readable{Msg: m}
-	msg, reply := rawMessage(raw)
+	// The raw update is decoded again only for a message, or the message
+	// it replies to, that has no text or caption: most messages have both,
+	// and this runs for every message and edit.
+	var msg, reply map[string]json.RawMessage
+	if (m.Text == "" && m.Caption == "") || (m.ReplyToMessage != nil && m.ReplyToMessage.Text == "" && m.ReplyToMessage.Caption == "") {
+		msg, reply = rawMessage(raw)
+	}
 	copied := false
 	own := func() *models.Message {
 		if !copied {
