@@ -52,6 +52,9 @@ func probeClaudeVersion(log *zerolog.Logger, binary string, found func(version s
 	go func() {
 		defer close(done)
 		v, err := runner.CLIVersion(ctx, binary)
+		if ctx.Err() != nil {
+			return // the daemon stopped before the probe ended: nothing was learnt about the binary
+		}
 		warnUntestedClaude(log, v, err)
 		found(v)
 		// Last, so that a reader who sees it has seen the warning too.
