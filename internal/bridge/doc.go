@@ -22,7 +22,8 @@
 //	bridge/ingress/    the getUpdates guard and repair, unions, offsets, the
 //	                   command parser, 409 streaks
 //	bridge/durable/    state writes kept in order and replayed on a full disk
-//	bridge/outbox/     every Bot API call the chats make, paced and journaled
+//	bridge/outbox/     the Bot API calls the chats make, paced and journaled
+//	                   (pinning a /panel message goes to the bot directly)
 //	bridge/owndir/     .untether in a project, reached through safefs only
 //	bridge/state/      the SQLite state database
 //

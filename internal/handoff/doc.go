@@ -24,7 +24,7 @@
 //
 //	sudo -u untether -H sh -c "cd '/srv/untether' && claude --resume 5f0c…"
 //
-// On another host, with the project's ssh client and options and a
+// On another host, with the project's ssh options and a
 // terminal (-t) for the CLI's interface; a directory under the login's
 // home keeps ~/ outside the quotes, so that it is expanded:
 //
