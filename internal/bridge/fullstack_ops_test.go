@@ -175,9 +175,14 @@ func TestMetricsAfterATurn(t *testing.T) {
 	r.finalAnswer(chat, in.ID, "The command ran.")
 
 	var after scrape
-	require.Eventually(t, func() bool { // the answer's call is counted once Telegram accepted it
+	require.Eventually(t, func() bool {
 		after = r.ops.scrape(t)
-		return after.value(metrics.NameAnswerLatency) > before.value(metrics.NameAnswerLatency)
+		// The answer's call is counted once Telegram accepted it, on the
+		// outbox's goroutine; the turn's end, cost and tokens on the actor,
+		// after the engine queued the answer: either may come first.
+		return after.value(metrics.NameAnswerLatency) > before.value(metrics.NameAnswerLatency) &&
+			after.value(metrics.NameTurnsFinished) > before.value(metrics.NameTurnsFinished) &&
+			after.value(metrics.NameTokens) > before.value(metrics.NameTokens)
 	}, wait, 20*time.Millisecond)
 	delta := func(name string, labels ...string) float64 {
 		return after.value(name, labels...) - before.value(name, labels...)
