@@ -140,11 +140,14 @@ func (m *Module) apply(c *chat.Chat, arg string, respond func(html string)) {
 		respond(chosenText + "\nClaude has not started yet; it starts with this effort.")
 		return
 	}
+	// Stored now, on the actor, in the order the choices came (SetEffort
+	// adopts it for the next process whatever the live one says): two
+	// quick changes whose calls return in reverse order keep the last.
+	record(c, own)
 	m.changing(c)
 	c.Offload(func(ctx context.Context) func() {
 		ch, err := sess.SetEffort(ctx, target)
 		return func() {
-			record(c, own) // SetEffort adopted it for the next process whatever the live one said
 			m.changed(c, sess, ch, err)
 			respond(chosenText + "\n" + changeText(ch, err))
 		}
