@@ -16,15 +16,33 @@ const waitingPoll = 2 * time.Second
 func note(name string) string { return "⚡ trigger " + name }
 
 // run sends a run's prompt once the chat is free: a run never folds into
-// a turn someone started. An album or forwards being collected go first.
+// a turn someone started, and never overtakes a run that came before it
+// and still waits.
 func (m *Module) run(c *chat.Chat, r state.TriggerRun) {
-	c.FlushPending()
-	if c.Busy() {
-		w := m.wait.Get(c)
-		w.waiting = append(w.waiting, r)
-		m.pollWaiting(c)
-		return
+	w := m.wait.Get(c)
+	w.waiting = append(w.waiting, r)
+	m.runWaiting(c)
+}
+
+// runWaiting runs the runs that came while the chat was busy, oldest
+// first, for as long as the chat is free. An album or forwards being
+// collected go first.
+func (m *Module) runWaiting(c *chat.Chat) {
+	w := m.wait.Get(c)
+	for len(w.waiting) > 0 {
+		c.FlushPending()
+		if c.Busy() {
+			m.pollWaiting(c)
+			return
+		}
+		r := w.waiting[0]
+		w.waiting = w.waiting[1:]
+		m.start(c, r)
 	}
+}
+
+// start sends r's prompt; the chat is free.
+func (m *Module) start(c *chat.Chat, r state.TriggerRun) {
 	if !m.host.ChatServed(c.Key()) {
 		c.Log().Warn().Str("trigger", r.Trigger).Int64("run", r.ID).Msg("not running a webhook prompt: the chat is no longer allowed")
 		m.finish(c, r)
@@ -37,21 +55,6 @@ func (m *Module) run(c *chat.Chat, r state.TriggerRun) {
 	c.Log().Info().Str("trigger", r.Trigger).Int64("run", r.ID).Msg("running a webhook prompt")
 	c.SendOutgoing(chat.NewOutgoing(runner.UserInput{Text: r.Prompt}, 0, 0).WithNote(note(r.Trigger)).
 		OnSettled(func() { m.finish(c, r) }))
-}
-
-// runWaiting runs the oldest run that came while the chat was busy.
-func (m *Module) runWaiting(c *chat.Chat) {
-	w := m.wait.Get(c)
-	if len(w.waiting) == 0 {
-		return
-	}
-	if c.Busy() {
-		m.pollWaiting(c)
-		return
-	}
-	r := w.waiting[0]
-	w.waiting = w.waiting[1:]
-	m.run(c, r)
 }
 
 func (m *Module) pollWaiting(c *chat.Chat) {
