@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/template"
 	"unicode/utf8"
+
+	template "github.com/DataDog/datadog-agent/pkg/template/text"
 )
 
 // Funcs returns the functions a prompt template may call besides
