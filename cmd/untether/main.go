@@ -258,8 +258,8 @@ func reload(path string, b *bridge.Bridge, svc *ops, log *zerolog.Logger, redact
 	log.Info().Strs("applied", reloadable).Strs("need_restart", restart).Msg("configuration reloaded")
 }
 
-// watchdog pets systemd's watchdog while the daemon makes progress and
-// keeps STATUS= current. Before the first successful poll (ready) there is
+// watchdog pets systemd's watchdog while the daemon makes progress, logs
+// what stops it (progressLog) and keeps STATUS= current. Before the first successful poll (ready) there is
 // nothing to judge yet: start-up is bounded by systemd's TimeoutStartSec.
 func watchdog(ctx context.Context, ready <-chan struct{}, b *bridge.Bridge, sd *notify.Notifier, log *zerolog.Logger) {
 	interval := notify.WatchdogInterval()
@@ -269,6 +269,7 @@ func watchdog(ctx context.Context, ready <-chan struct{}, b *bridge.Bridge, sd *
 	}
 	tick := time.NewTicker(status)
 	defer tick.Stop()
+	stuck := progressLog{log: log}
 	for {
 		select {
 		case <-ctx.Done():
@@ -280,19 +281,39 @@ func watchdog(ctx context.Context, ready <-chan struct{}, b *bridge.Bridge, sd *
 				status = trouble + "; " + status
 			}
 			_ = sd.Status(status)
-			if interval <= 0 {
-				continue
-			}
 			select {
 			case <-ready:
 			default:
 				continue
 			}
-			if err := b.Healthy(now); err != nil {
-				log.Error().Err(err).Msg("not petting the systemd watchdog: the daemon is not making progress")
-				continue
+			if stuck.healthy(b.Healthy(now), interval > 0) && interval > 0 {
+				_ = sd.Watchdog()
 			}
-			_ = sd.Watchdog()
 		}
 	}
+}
+
+// progressLog logs what Healthy finds. Its text is the operator's alone
+// (it names a wedged chat, which /healthz keeps to itself), so the log
+// gets it with or without systemd: under a watchdog at every withheld pet,
+// as systemd's restart follows soon; without one, where nothing restarts
+// the daemon, once per finding rather than every tick.
+type progressLog struct {
+	log  *zerolog.Logger
+	last string // the finding logged last without a watchdog
+}
+
+// healthy logs err as above and says whether the daemon makes progress.
+func (p *progressLog) healthy(err error, watched bool) bool {
+	switch {
+	case err == nil:
+		p.last = ""
+		return true
+	case watched:
+		p.log.Error().Err(err).Msg("not petting the systemd watchdog: the daemon is not making progress")
+	case err.Error() != p.last:
+		p.last = err.Error()
+		p.log.Error().Err(err).Msg("the daemon is not making progress")
+	}
+	return false
 }

@@ -42,6 +42,9 @@ func (b *Bridge) StalledFor(key state.ChatKey, now time.Time) time.Duration {
 	return b.e.StalledFor(key, now)
 }
 
+// AgeMailbox makes a chat's oldest unhandled mailbox item d older.
+func (b *Bridge) AgeMailbox(key state.ChatKey, d time.Duration) { b.e.AgeMailbox(key, d) }
+
 // ChatsHealthy is Healthy's chat half.
 func (b *Bridge) ChatsHealthy(now time.Time) error { return b.e.ChatsHealthy(now) }
 

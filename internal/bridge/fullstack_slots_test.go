@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
+	"github.com/untether/untether/internal/service/health"
 	"github.com/untether/untether/internal/telegramtest"
 )
 
@@ -152,4 +154,32 @@ func TestHealthyReportsAWedgedChat(t *testing.T) {
 	release()
 	require.Eventually(t, func() bool { return r.b.ChatsHealthy(time.Now().Add(3*time.Minute)) == nil }, wait, 10*time.Millisecond,
 		"healthy again once the actor moves")
+}
+
+// TestHealthzKeepsAWedgedChatsIDPrivate: /healthz answers whoever reaches
+// the listener, which also serves public webhooks, so a wedged chat fails
+// it without the chat's id (a private chat's id is its user's); the
+// operator's log, which Healthy's own text feeds (cmd/untether's
+// watchdog), still names the chat.
+func TestHealthzKeepsAWedgedChatsIDPrivate(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t, withOps())
+	waitReady(r)
+	release := r.b.BlockChat(key)
+	defer release()
+	r.say(chat, alice, "stuck behind a wedged actor")
+	require.Eventually(t, func() bool { return r.b.MailboxUpdates(key) == 1 }, wait, 10*time.Millisecond)
+	r.b.AgeMailbox(key, 3*time.Minute)
+
+	code, body := r.ops.get(t, "/healthz")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Regexp(t, `^unhealthy: a chat has not handled its mailbox for 3m\d+s\n$`, body)
+	assert.NotContains(t, body, key.String(), "the chat's id is the operator's alone")
+
+	err := r.b.Healthy(time.Now())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "chat "+key.String()+" has not handled its mailbox since ", "the log names the chat")
+	var private health.Private
+	require.ErrorAs(t, err, &private)
 }

@@ -156,16 +156,12 @@ func (b *Engine) MigrateChat(ctx context.Context, from, to state.ChatID) {
 // AnswerCallback answers a button press off the caller's goroutine.
 func (b *Engine) AnswerCallback(id, text string, alert bool) { b.answerCallback(id, text, alert) }
 
-// ChatsHealthy reports a chat whose mailbox has not moved for two minutes:
-// its actor is wedged. A chat waiting for a live slot or a human keeps
-// handling its mailbox, so it never shows here.
+// ChatsHealthy reports the chats whose mailboxes have not moved for two
+// minutes, as a *WedgedError (wedged.go): their actors are wedged. A chat
+// waiting for a live slot or a human keeps handling its mailbox, so it
+// never shows here.
 func (b *Engine) ChatsHealthy(now time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for key, c := range b.chats {
-		if since := c.stalledSince(); !since.IsZero() && now.Sub(since) > 2*time.Minute {
-			return fmt.Errorf("chat %s has not handled its mailbox since %s", key, since.Format(time.RFC3339))
-		}
-	}
-	return nil
+	return b.wedged(now)
 }

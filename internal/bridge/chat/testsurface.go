@@ -100,6 +100,22 @@ func (b *Engine) StalledFor(key state.ChatKey, now time.Time) time.Duration {
 	return now.Sub(since)
 }
 
+// AgeMailbox makes a chat's oldest unhandled mailbox item d older, so a
+// test sees a wedge Healthy reports after minutes without waiting them.
+func (b *Engine) AgeMailbox(key state.ChatKey, d time.Duration) {
+	b.mu.Lock()
+	c := b.chats[key]
+	b.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.boxMu.Lock()
+	defer c.boxMu.Unlock()
+	if !c.boxAt.IsZero() {
+		c.boxAt = c.boxAt.Add(-d)
+	}
+}
+
 // ChatState is the state of a chat's CLI session, "" if it has none.
 func (b *Engine) ChatState(key state.ChatKey) string {
 	b.mu.Lock()

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -9,8 +10,18 @@ import (
 
 // Liveness is whether the daemon makes progress; nil while it does. It
 // is what the systemd watchdog is fed by: (*bridge.Bridge).Healthy fits.
+// Its error's text is shown by /healthz unless the error is Private.
 type Liveness interface {
 	Healthy(now time.Time) error
+}
+
+// Private is an error whose text is for the operator alone (it names a
+// chat, say): /healthz, which anyone reaching the listener may ask, shows
+// its Public text instead. It is found with errors.As, so it may be
+// wrapped.
+type Private interface {
+	error
+	Public() string
 }
 
 // Readiness is whether the daemon takes new work; nil while it does. Gate
@@ -37,7 +48,7 @@ func Healthz(live Liveness, degraded Degradation, now func() time.Time) http.Han
 			}
 		}
 		if err := live.Healthy(t); err != nil {
-			write(w, http.StatusServiceUnavailable, append([]string{"unhealthy: " + oneLine(err.Error())}, lines...))
+			write(w, http.StatusServiceUnavailable, append([]string{"unhealthy: " + oneLine(public(err))}, lines...))
 			return
 		}
 		write(w, http.StatusOK, append([]string{"ok"}, lines...))
@@ -62,6 +73,15 @@ func write(w http.ResponseWriter, code int, lines []string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	_, _ = io.WriteString(w, strings.Join(lines, "\n")+"\n")
+}
+
+// public is err's text as anyone may read it.
+func public(err error) string {
+	var p Private
+	if errors.As(err, &p) {
+		return p.Public()
+	}
+	return err.Error()
 }
 
 // oneLine keeps a reason on its line: one line per finding.

@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -187,3 +188,23 @@ func TestUnhealthyKeepsDegradations(t *testing.T) {
 type failing struct{ err error }
 
 func (f failing) Healthy(time.Time) error { return f.err }
+
+// secret is a Private error: the operator's text names a chat, the
+// public one does not.
+type secret struct{}
+
+func (secret) Error() string  { return "chat 5 has not handled its mailbox" }
+func (secret) Public() string { return "a chat has not handled its mailbox" }
+
+// TestUnhealthyShowsOnlyThePublicReason: /healthz answers anyone who
+// reaches the listener, so a Private error, wrapped or not, shows its
+// public text and never its own.
+func TestUnhealthyShowsOnlyThePublicReason(t *testing.T) {
+	for _, err := range []error{secret{}, fmt.Errorf("chats: %w", secret{})} {
+		h := Healthz(failing{err}, nil, time.Now)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
+		assert.Equal(t, "unhealthy: a chat has not handled its mailbox\n", rec.Body.String())
+	}
+}
