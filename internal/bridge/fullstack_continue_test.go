@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,4 +60,38 @@ func TestContinueTakesOnlyASessionTheChatMaySee(t *testing.T) {
 	r.ask(private, "private again")
 	assert.False(t, r.callFor("private again").AnyUserContains("GROUP first words"), "the group's session did not reach the private chat")
 	assert.Contains(t, refusal.Text, "is another chat's")
+}
+
+// A ▶️ press in /sessions on a session started outside untether, which
+// another chat has continued since the list was made, is refused in words
+// about the pressed session (not /continue's "most recent" one), and the
+// chat's next message does not go on with it.
+func TestResumeOfAnotherChatsSessionIsRefusedAsPressed(t *testing.T) {
+	private := telegramtest.ChatID(alice)
+	r := newRig(t)
+	bobs := r.addPrivateChat(bob, "Bob")
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	terminal, err := r.claude.Converse(ctx, "TERMINAL plans for the week")
+	require.NoError(t, err)
+	list := r.command(private, "/sessions", "Started outside untether")
+
+	// Bob takes it up meanwhile: the session is his chat's now.
+	in := r.say(bobs, bob, "/continue")
+	r.waitBot(bobs, "continued", func(m telegramtest.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "started outside untether")
+	})
+	in = r.say(bobs, bob, "BOB goes on")
+	r.finalAnswer(bobs, in.ID, "echo: BOB goes on")
+	require.Equal(t, terminal, r.sessionOf(state.ChatKey{Chat: state.ChatID(bob)}))
+
+	r.press(private, list.ID, "▶️ "+entryNumber(t, list.Text, "TERMINAL plans for the week"))
+	refusal := r.waitBot(private, "refused", func(m telegramtest.Message) bool { return m.ID == list.ID && strings.Contains(m.Text, "🔒") })
+	assert.Contains(t, refusal.Text, "That session is another chat's now")
+	assert.NotContains(t, refusal.Text, "most recent")
+	assert.NotContains(t, refusal.Text, "/continue")
+
+	r.ask(private, "ALICE anything new?")
+	assert.False(t, r.callFor("ALICE anything new?").AnyUserContains("TERMINAL plans for the week"), "Bob's session did not reach Alice")
+	assert.NotEqual(t, terminal, r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)}))
 }

@@ -52,20 +52,46 @@ func latestSession(home, dir string) (string, error) {
 	return string(list[0].ID), nil
 }
 
-// continueRefusal says why the chat may not continue session id ("" when
-// it may), given whose it is.
-func (m *Module) continueRefusal(c *chat.Chat, id string) string {
+// refusal is why a chat may not continue a session: /continue and a ▶️
+// press in /sessions refuse for the same reasons, each in words that name
+// what the user did.
+type refusal int
+
+const (
+	mayContinue    refusal = iota
+	othersSession          // another chat ran it: never shown here
+	ownerUnknown           // the state could not say whose it is
+	outsideInGroup         // started outside untether, and this is a group
+)
+
+// whyNot says why the chat may not continue session id, given whose it
+// is: mayContinue when it may.
+func (m *Module) whyNot(c *chat.Chat, id string) refusal {
 	se, err := m.store.GetSession(c.Ctx(), id)
 	switch {
 	case err == nil && se.Key != c.Key():
+		return othersSession
+	case err == nil:
+		return mayContinue
+	case !errors.Is(err, state.ErrNotFound):
+		c.Log().Error().Err(err).Str("session", id).Msg("read whose a session is")
+		return ownerUnknown
+	case c.Group():
+		return outsideInGroup
+	}
+	return mayContinue
+}
+
+// continueRefusal says why /continue may not take session id, the most
+// recent one in the place ("" when it may).
+func (m *Module) continueRefusal(c *chat.Chat, id string) string {
+	switch m.whyNot(c, id) {
+	case othersSession:
 		return "🔒 The most recent Claude session there is another chat's, and /continue takes only this " + c.ChatWord() +
 			"'s own sessions" + m.orTerminal(c) + ". /sessions lists this " + c.ChatWord() + "'s."
-	case err == nil:
-		return ""
-	case !errors.Is(err, state.ErrNotFound):
-		c.Log().Error().Err(err).Msg("read whose the latest session is")
+	case ownerUnknown:
 		return "⚠️ Could not tell whose the most recent Claude session there is, so it is not continued."
-	case c.Group():
+	case outsideInGroup:
 		return "🔒 The most recent Claude session there was started outside untether (at a terminal, say). Everyone in this " +
 			c.ChatWord() + " would read it, so /continue here takes only this " + c.ChatWord() +
 			"'s own sessions; continue it in a private chat with me instead. /sessions lists this " + c.ChatWord() + "'s."
@@ -73,7 +99,7 @@ func (m *Module) continueRefusal(c *chat.Chat, id string) string {
 	return ""
 }
 
-// orTerminal completes continueRefusal's rule for a private chat.
+// orTerminal completes a refusal's rule for a private chat.
 func (m *Module) orTerminal(c *chat.Chat) string {
 	if c.Group() {
 		return ""

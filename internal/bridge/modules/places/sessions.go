@@ -23,7 +23,8 @@ import (
 // A session another chat ran is in the store as that chat's, so it is
 // never among them. Each has a ▶️ button; the chat's own resume
 // (chat.ResumeSession), one from outside is continued by id
-// (resumeOutside). The list ends with the resume line of the chat's
+// (resumeOutside) unless it became another chat's since: /continue's
+// reasons (whyNot), said of the pressed session. The list ends with the resume line of the chat's
 // session (handoff.go).
 
 const (
@@ -188,7 +189,8 @@ func (m *Module) resumeOutside(c *chat.Chat, listed, id string, respond func(str
 		respond("This " + c.ChatWord() + " works in another place since that list was made. Send /sessions again.")
 		return
 	}
-	if why := m.continueRefusal(c, id); why != "" { // continue.go: another chat's since, or a group
+	if why := m.resumeRefusal(c, id); why != "" {
+		c.Log().Info().Str("session", id).Msg("refused ▶️ Resume: the session is not this chat's to see")
 		respond(why)
 		return
 	}
@@ -208,4 +210,22 @@ func (m *Module) resumeOutside(c *chat.Chat, listed, id string, respond func(str
 		return
 	}
 	respond("↩️ Your next message continues session " + render.Code(id) + ", started outside untether, in " + render.Bold(pl.String()) + ".")
+}
+
+// resumeRefusal says why a ▶️ press may not resume session id, one that
+// was started outside untether when the list was made ("" when it may).
+// The reasons are /continue's (continue.go), but the press named this
+// session: it need not be the most recent, and /continue was not used.
+func (m *Module) resumeRefusal(c *chat.Chat, id string) string {
+	switch m.whyNot(c, id) {
+	case othersSession:
+		return "🔒 That session is another chat's now: it was continued there after this list was made, and ▶️ resumes only this " +
+			c.ChatWord() + "'s own sessions" + m.orTerminal(c) + ". Send /sessions again for this " + c.ChatWord() + "'s."
+	case ownerUnknown:
+		return "⚠️ Could not tell whose that session is, so it is not resumed."
+	case outsideInGroup:
+		return "🔒 That session was started outside untether (at a terminal, say). Everyone in this " + c.ChatWord() +
+			" would read it, so it is not resumed here; resume it in a private chat with me instead."
+	}
+	return ""
 }
