@@ -119,14 +119,36 @@ func (p *pollProgress) checkLocked(now time.Time, stale time.Duration) error {
 	since := ref.Format(time.RFC3339)
 	switch {
 	case p.undecodable > 0:
-		return fmt.Errorf("no progress since %s: %d getUpdates responses in a row could not be read: %v", since, p.undecodable, p.decodeErr)
+		return &StalledError{What: fmt.Sprintf("no progress since %s: %d getUpdates responses in a row could not be read", since, p.undecodable), Cause: p.decodeErr}
 	case p.routeFails >= routeFailLimit:
-		return fmt.Errorf("no progress since %s: the last %d updates failed to route: %v", since, p.routeFails, p.routeErr)
+		return &StalledError{What: fmt.Sprintf("no progress since %s: the last %d updates failed to route", since, p.routeFails), Cause: p.routeErr}
 	case p.handled < p.received:
-		return fmt.Errorf("no progress since %s: updates up to %d were received, only those up to %d were handled", since, p.received, p.handled)
+		return &StalledError{What: fmt.Sprintf("no progress since %s: updates up to %d were received, only those up to %d were handled", since, p.received, p.handled)}
 	}
-	return fmt.Errorf("no getUpdates poll finished since %s", since)
+	return &StalledError{What: fmt.Sprintf("no getUpdates poll finished since %s", since)}
 }
+
+// StalledError is the update loop's finding when it makes no progress.
+// Its cause (why a response could not be read, why an update could not be
+// routed) may quote an update: a chat's id, a message's text. So Error,
+// for the operator's log and the watchdog, has it, and Public, which
+// /healthz shows to whoever reaches the listener, leaves it out.
+type StalledError struct {
+	What  string
+	Cause error // nil when there is none to give
+}
+
+func (e *StalledError) Error() string {
+	if e.Cause == nil {
+		return e.What
+	}
+	return e.What + ": " + e.Cause.Error()
+}
+
+// Public is the finding without its cause.
+func (e *StalledError) Public() string { return e.What }
+
+func (e *StalledError) Unwrap() error { return e.Cause }
 
 // trouble describes a problem of the update loop for STATUS=, "" when there
 // is none. Before the first poll there is nothing to judge yet.

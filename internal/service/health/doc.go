@@ -5,7 +5,8 @@
 // reason in the body when it does not. The body is public (the listener
 // also serves webhooks), so a reason whose text is the operator's alone
 // is a Private error and shows its public text: a wedged chat is counted,
-// its id left to the log. Its source is Liveness, the very
+// its id left to the log; an update loop that stalled says how, without
+// the cause, which may quote an update. Its source is Liveness, the very
 // check that feeds systemd's watchdog ((*bridge.Bridge).Healthy has its
 // shape: the update loop polled recently and handled what it received, and
 // no chat's mailbox is stuck), so a supervisor watching /healthz restarts
