@@ -2,6 +2,9 @@ package bridge_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -181,4 +184,67 @@ func TestPanelPinsAndTopics(t *testing.T) {
 	r.panelShows(forum, pa, "Mode: plan")
 	assert.Contains(t, r.mustMessage(forum, pb.ID).Text, "Mode: default", "the other topic's panel")
 	assert.Equal(t, "plan", r.storedChat(state.ChatKey{Chat: state.ChatID(forum), Thread: state.ThreadID(a)}).PermissionMode)
+}
+
+// panelsIn lists the panels the chat shows: the bot's messages, not
+// deleted, that are a control panel.
+func panelsIn(sn *telegramtest.Snapshot, chat telegramtest.ChatID) []telegramtest.MessageID {
+	var ids []telegramtest.MessageID
+	for _, m := range sn.BotMessages(chat) {
+		if strings.HasPrefix(m.Text, "🎛") {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids
+}
+
+// TestPanelDeletedByTheUserStaysGone: a panel the user deleted is not sent
+// again when what it shows changes (its edit finds it gone): the state
+// database forgets it, and with it its pin, so later changes try no edit
+// and the next /panel unpins nothing; that new panel and its buttons work.
+func TestPanelDeletedByTheUserStaysGone(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	r := newRig(t, withConfig(func(c *config.Config) { c.Telegram.PinPanel = true }))
+	p := r.panelIn(chat)
+	r.panelStored(key, p.ID)
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool { m, _ := sn.Message(chat, p.ID); return m.Pinned })
+	editOfP := func(c telegramtest.Call) bool {
+		return c.Method == "editMessageText" && c.Params["message_id"] == strconv.Itoa(int(p.ID))
+	}
+
+	r.tg.UserDeletes(chat, p.ID)
+	r.command(chat, "/effort high", "Effort: high")
+	r.tg.WaitFor(wait, func(sn *telegramtest.Snapshot) bool {
+		return slices.ContainsFunc(sn.CallsTo(chat), func(c telegramtest.Call) bool { return editOfP(c) && c.Status == 400 })
+	})
+	forgotten := func() bool {
+		_, err := r.store.GetPanel(context.Background(), key)
+		return errors.Is(err, state.ErrNotFound)
+	}
+	require.Eventually(t, func() bool { return forgotten() || len(panelsIn(r.tg.Snapshot(), chat)) > 0 }, wait, 20*time.Millisecond)
+	require.Empty(t, panelsIn(r.tg.Snapshot(), chat), "the deleted panel came back as a new message")
+	require.True(t, forgotten(), "the deleted panel is forgotten")
+	r.command(chat, "/mode plan", "Permission mode: plan")
+
+	p2 := r.panelIn(chat)
+	assert.Equal(t, []telegramtest.MessageID{p2.ID}, panelsIn(r.tg.Snapshot(), chat))
+	var sends, edits int
+	for _, c := range r.tg.CallsTo(chat) {
+		switch {
+		case c.Method == "sendMessage" && strings.HasPrefix(c.Params["text"], "🎛"):
+			sends++
+		case editOfP(c):
+			edits++
+		case c.Method == "unpinChatMessage":
+			t.Errorf("unpinned message %s: the deleted panel's pin was kept", c.Params["message_id"])
+		}
+	}
+	assert.Equal(t, 2, sends, "the two /panel, nothing else")
+	assert.Equal(t, 1, edits, "only the edit that found the panel gone")
+
+	r.panelStored(key, p2.ID)
+	menu := r.menuFrom(chat, p2, "⚡ Effort", "Choose the effort for this chat")
+	r.pickIn(chat, menu, "max", "Effort: max")
+	r.panelShows(chat, p2, "Effort: max", "🛡 Mode: plan")
 }

@@ -23,8 +23,9 @@
 // Tests drive the user side with [Server.UserSends], [Server.UserSendsPhoto],
 // [Server.UserSendsDocument], [Server.UserSendsVoice], [Server.UserSendsAudio],
 // [Server.UserSendsVideoNote], [Server.UserSendsAlbum] (one update per item,
-// sharing a media_group_id), [Server.UserEdits] (an edited_message update)
-// and [Server.UserPresses]; [Forwarded] and [Quoting] make a message a
+// sharing a media_group_id), [Server.UserEdits] (an edited_message update),
+// [Server.UserPresses] and [Server.UserDeletes] (which, as with Telegram,
+// the bot is not told of); [Forwarded] and [Quoting] make a message a
 // forward or a quoting reply. Files users send (and documents and photos the
 // bot uploads) are fetched with getFile and downloaded from
 // /file/bot{token}/{file_path}, as with the real service. The bot side

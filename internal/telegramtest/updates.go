@@ -361,12 +361,34 @@ func (s *Server) ForgePress(chat ChatID, user User, msg MessageID, data string) 
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c, m := s.liveLocked("ForgePress", chat, msg)
+	return s.pressLocked(c, user, m, data)
+}
+
+// UserDeletes deletes a message as a user does in their client (in a
+// private chat anyone may delete any message for both sides): it is gone
+// and no longer pinned, later edits of it fail with "message to edit not
+// found", and, as with Telegram, the bot is not told (no update). It fails
+// the test if the chat has no such message, or it was already deleted.
+func (s *Server) UserDeletes(chat ChatID, msg MessageID) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, m := s.liveLocked("UserDeletes", chat, msg)
+	m.Deleted, m.Pinned = true, false
+	s.bumpLocked()
+}
+
+// liveLocked is message msg of chat for the test helper named helper,
+// which fails the test (ending it) if there is no such message or it was
+// deleted.
+func (s *Server) liveLocked(helper string, chat ChatID, msg MessageID) (*chatState, *message) {
+	s.t.Helper()
 	c := s.chats[chat]
 	if c == nil || c.messages[msg] == nil || c.messages[msg].Deleted {
-		s.t.Fatalf("telegramtest: ForgePress: no message %d in chat %d", msg, chat)
-		return ""
+		s.t.Fatalf("telegramtest: %s: no message %d in chat %d", helper, msg, chat)
 	}
-	return s.pressLocked(c, user, c.messages[msg], data)
+	return c, c.messages[msg]
 }
 
 func (s *Server) pressLocked(c *chatState, user User, m *message, data string) CallbackQueryID {

@@ -36,9 +36,11 @@ func (c *Chat) SendMedia(prio outbox.Priority, media outbox.Media, opts outbox.S
 	return c.b.out.SendMedia(c.ctx(), c.outKey, prio, media, opts)
 }
 
-// EditMessage edits a message the chat was sent.
-func (c *Chat) EditMessage(m *outbox.Message, prio outbox.Priority, content outbox.Content) {
-	c.b.out.Edit(c.ctx(), m, prio, content)
+// EditMessage edits a message the chat was sent. The outcome is for a
+// caller that must know it (a NoReplace message found gone); waiting for
+// it belongs off the actor (Offload).
+func (c *Chat) EditMessage(m *outbox.Message, prio outbox.Priority, content outbox.Content) *outbox.Pending {
+	return c.b.out.Edit(c.ctx(), m, prio, content)
 }
 
 // Message is the chat's message id as an outbox message, to edit it (one

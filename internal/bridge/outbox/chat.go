@@ -255,6 +255,9 @@ func (o *Outbox) check(op *op, busy *Message) readiness {
 			return ready // a continuation chunk is a plain send
 		}
 		switch {
+		case m.gone:
+			// Queued while an earlier edit found the message gone.
+			op.pending.resolve(Result{MessageID: m.ID(), Outcome: OutcomeGone}, nil)
 		case m.deleted || m.deleteQueued:
 			op.pending.resolve(Result{Outcome: OutcomeSuperseded}, nil)
 		case m.unsent != nil && !op.asSend:

@@ -50,7 +50,11 @@
 //
 // Telegram's 400s are turned into something useful where possible: "not
 // modified" is success, an edit target that is gone becomes a new message, a
-// parse error is resent as plain text, and an over-long text is split.
+// parse error is resent as plain text, and an over-long text is split. A
+// message that only mirrors state, which the user may delete to be rid of
+// (a control panel), opts out of the resend with [Message.NoReplace]: an
+// edit that finds it gone resolves with [OutcomeGone] instead, and the
+// caller forgets it.
 //
 // Drafts ([Outbox.Draft], Bot API sendMessageDraft, private chats only)
 // stream a reply as it is written. They bypass the chat queues: they spend

@@ -297,6 +297,15 @@ func (o *Outbox) settle(c *chat, op *op, id MessageID, err error, now time.Time)
 				op.pending.resolve(Result{Outcome: OutcomeSuperseded}, nil)
 				return effects{}
 			}
+			if m.noReplace.Load() {
+				// The caller would rather forget the message than see
+				// it sent again: Telegram answered, nothing else to do.
+				o.reached(c)
+				m.gone, m.deleted = true, true
+				opEvent(log.Info(), op).Str("reason", err.Error()).Msg("Edit target is gone; not sending it again")
+				op.pending.resolve(Result{MessageID: m.ID(), Outcome: OutcomeGone}, nil)
+				return effects{}
+			}
 			opEvent(log.Info(), op).Str("reason", err.Error()).Msg("Edit target is gone; sending a new message instead")
 			op.replacedFrom, op.asSend = m.ID(), true
 			m.id.Store(0) // later edits wait for the replacement's id

@@ -141,6 +141,14 @@ func (f *fakeTG) seed(chat int64, id int, text string) {
 	}
 }
 
+// userDeletes removes a message as a user deleting it in their client
+// would: no call is made, and Telegram no longer knows the message.
+func (f *fakeTG) userDeletes(chat int64, id int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.msgs[chat], id)
+}
+
 func (f *fakeTG) Calls() []call {
 	f.mu.Lock()
 	defer f.mu.Unlock()

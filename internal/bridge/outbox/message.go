@@ -82,9 +82,14 @@ const (
 	// OutcomeSkipped: a typing action was not sent because one was sent
 	// recently, a message made it moot, or it went stale.
 	OutcomeSkipped
+	// OutcomeGone: the edit target of a [Message.NoReplace] handle was gone
+	// or not editable (the user deleted it), so nothing was sent; the handle
+	// now counts as deleted and every later edit of it ends the same way.
+	// Result.MessageID is the id the message had.
+	OutcomeGone
 )
 
-var outcomeNames = [...]string{"", "sent", "edited", "unchanged", "superseded", "replaced", "deleted", "skipped"}
+var outcomeNames = [...]string{"", "sent", "edited", "unchanged", "superseded", "replaced", "deleted", "skipped", "gone"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) && o != 0 {
@@ -159,12 +164,14 @@ func (p *Pending) Peek() (res Result, err error, ok bool) {
 // [Outbox.Send] (before the message exists) or [Outbox.Adopt] (for an id known
 // from before a restart), and is the target of [Outbox.Edit] and
 // [Outbox.Delete]. Its id can change when an edit had to be replaced by a new
-// message; [Options.OnReplaced] reports that.
+// message; [Options.OnReplaced] reports that, and [Message.NoReplace]
+// prevents it.
 type Message struct {
-	key  ChatKey
-	tag  string
-	sent *Pending
-	id   atomic.Int64
+	key       ChatKey
+	tag       string
+	sent      *Pending
+	id        atomic.Int64
+	noReplace atomic.Bool // see NoReplace; set by the caller, read by workers
 
 	// The fields below are guarded by the mutex of the chat worker that owns
 	// key.Chat. Only one worker per chat exists at a time, and a worker only
@@ -176,6 +183,21 @@ type Message struct {
 	unsent       error // the send failed permanently
 	deleteQueued bool
 	deleted      bool
+	gone         bool // a NoReplace message an edit found gone (deleted is set too)
+}
+
+// NoReplace makes m a message that is only ever edited in place, and
+// returns it. By default an edit whose target is gone (the user deleted
+// it) or no longer editable sends its content as a new message
+// ([OutcomeReplaced]), which is right for an answer or an approval the user
+// must see; a message that only mirrors state (a control panel) must not
+// come back uninvited once the user deleted it. Such an edit instead
+// resolves with [OutcomeGone], sends nothing, and m counts as deleted: the
+// caller learns from the outcome that the message is no more. Call it
+// before the first edit of m.
+func (m *Message) NoReplace() *Message {
+	m.noReplace.Store(true)
+	return m
 }
 
 // Key is the chat (and topic) the message lives in.

@@ -131,7 +131,9 @@ func (o *Outbox) Adopt(key ChatKey, id MessageID) *Message {
 // Edit replaces the text and keyboard of m. Pending edits of the same message
 // coalesce: the latest content wins and superseded edits resolve with
 // OutcomeSuperseded. An edit to the content the message already shows costs
-// no request. A High edit also lifts a pending Low edit of m to High.
+// no request. A High edit also lifts a pending Low edit of m to High. An
+// edit whose target is gone goes out as a new message, unless m is
+// [Message.NoReplace]: it then resolves with OutcomeGone.
 func (o *Outbox) Edit(ctx context.Context, m *Message, prio Priority, c Content) *Pending {
 	kb, err := validate(m.key, c)
 	if err != nil {
@@ -146,6 +148,8 @@ func (o *Outbox) Edit(ctx context.Context, m *Message, prio Priority, c Content)
 		return resolvedPending(Result{}, err)
 	}
 	switch {
+	case m.gone:
+		return resolvedPending(Result{MessageID: m.ID(), Outcome: OutcomeGone}, nil)
 	case m.deleted || m.deleteQueued:
 		return resolvedPending(Result{}, ErrDeleted)
 	case m.unsent != nil:

@@ -15,4 +15,12 @@
 // so after a restart its buttons keep working (a StoredButton) and it is
 // redrawn. With [telegram] pin_panel it is pinned, and the panel it
 // replaces unpinned.
+//
+// A panel the user deleted stays deleted: its messages are
+// outbox.NoReplace, so the edit that finds it gone (the first change
+// after the deletion, or the redraw at a start) sends nothing and says so
+// (OutcomeGone, awaited off the actor), and the panel is forgotten: its
+// record and pin in the state database and the chat's own note of it, so
+// nothing edits it again and /panel makes a fresh one. An old panel that
+// a newer one replaces is likewise not sent again to say so.
 package panel

@@ -28,6 +28,7 @@ type store interface {
 	GetPanel(ctx context.Context, key state.ChatKey) (state.Panel, error)
 	PutPanel(ctx context.Context, p state.Panel) error
 	ListPanels(ctx context.Context) ([]state.Panel, error)
+	DeletePanel(ctx context.Context, key state.ChatKey) error
 }
 
 // shown is a chat's panel as its actor knows it.
@@ -82,7 +83,7 @@ func (m *Module) get(c *chat.Chat) *shown {
 		p, err := m.store.GetPanel(c.Ctx(), c.Key())
 		switch {
 		case err == nil:
-			st.panel, st.msg = p, c.Message(int(p.MessageID))
+			st.panel, st.msg = p, c.Message(int(p.MessageID)).NoReplace()
 		case !errors.Is(err, state.ErrNotFound):
 			c.Log().Error().Err(err).Msg("read the chat's control panel")
 		}
@@ -112,7 +113,38 @@ func (m *Module) redraw(c *chat.Chat) {
 	text, kb := m.render(c, st.panel.Token)
 	if seen := fingerprint(text, kb); seen != st.seen {
 		st.seen = seen
-		c.EditMessage(st.msg, outbox.Low, outbox.Content{Text: text, Keyboard: kb})
+		m.edit(c, st.msg, outbox.Content{Text: text, Keyboard: kb})
+	}
+}
+
+// edit edits panel message msg. Panels are NoReplace: one the user
+// deleted is not sent again as a new message (an uninvited panel at the
+// bottom of the chat); the edit says it is gone instead, and the panel is
+// forgotten. The outcome is awaited off the actor.
+func (m *Module) edit(c *chat.Chat, msg *outbox.Message, content outbox.Content) {
+	p := c.EditMessage(msg, outbox.Low, content)
+	c.Offload(func(ctx context.Context) func() {
+		res, err := p.Wait(ctx)
+		if err != nil || res.Outcome != outbox.OutcomeGone {
+			return nil // the edit's own failures are the outbox's to log
+		}
+		return func() { m.forget(c, msg) }
+	})
+}
+
+// forget drops the chat's panel, message msg, which the user deleted: its
+// record (with its pin; Telegram unpins a deleted message itself), so that
+// nothing edits it any more, a restart does not redraw it and its token
+// opens nothing. A newer /panel made meanwhile is kept.
+func (m *Module) forget(c *chat.Chat, msg *outbox.Message) {
+	st := m.get(c)
+	if st.msg != msg {
+		return
+	}
+	c.Log().Info().Int("message_id", int(msg.ID())).Msg("The control panel was deleted; forgetting it")
+	st.panel, st.msg, st.seen = state.Panel{}, nil, ""
+	if err := m.store.DeletePanel(c.Ctx(), c.Key()); err != nil {
+		c.Log().Error().Err(err).Msg("forget the deleted control panel")
 	}
 }
 
@@ -137,11 +169,13 @@ func (m *Module) send(c *chat.Chat) {
 	st := m.get(c)
 	old := st.panel
 	if st.msg != nil { // its id may not be known yet: the edit waits for it
+		// NoReplace: an old panel the user deleted is not sent again to
+		// say it was replaced.
 		c.EditMessage(st.msg, outbox.Low, outbox.Content{Text: replacedText})
 	}
 	token := chat.NewToken()
 	text, kb := m.render(c, token)
-	msg := c.SendMessage(outbox.Low, outbox.Content{Text: text, Keyboard: kb}, outbox.SendOptions{Silent: true})
+	msg := c.SendMessage(outbox.Low, outbox.Content{Text: text, Keyboard: kb}, outbox.SendOptions{Silent: true}).NoReplace()
 	st.panel, st.msg, st.seen = state.Panel{Key: c.Key(), Token: token}, msg, fingerprint(text, kb)
 	pin := c.Config().Telegram.PinPanel
 	c.Offload(func(ctx context.Context) func() {
