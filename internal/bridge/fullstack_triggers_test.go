@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/untether/untether/internal/bridge/state"
 	"github.com/untether/untether/internal/config"
 	"github.com/untether/untether/internal/service/metrics"
 	"github.com/untether/untether/internal/service/webhook"
@@ -297,4 +299,69 @@ func TestWebhookOnAFullDisk(t *testing.T) {
 	r.triggerAnswer()
 	r.settled("after the retry")
 	assert.Equal(t, 1, modelCallsWith(r.claude.API, ciPrompt))
+}
+
+// ciFailedOn posts ciTrigger's failed workflow_run delivery for branch
+// (the body differs by branch, so it is not a replay) and returns the
+// prompt it renders.
+func (r *rig) ciFailedOn(branch, delivery string) string {
+	r.t.Helper()
+	body := bytes.Replace(githubPayload(r.t, "workflow_run.completed.failure.json"), []byte("fix/rounding"), []byte(branch), 1)
+	code, resp := r.hook("ci-failed", "workflow_run", delivery, body, ciSecret)
+	require.Equal(r.t, http.StatusAccepted, code, resp)
+	return strings.Replace(ciPrompt, "fix/rounding", branch, 1)
+}
+
+// TestWebhookRunsGoOldestFirst: two runs that came while the chat was busy
+// go in the order they came once it is free, each in a turn of its own,
+// and a third that comes after the chat is free, while they still wait,
+// goes after them. The chat frees in two ways: its turn ends (the turn's
+// end lets the waiting runs go), or its CLI dies mid-turn, which ends no
+// turn: the runs wait for their next look (every 2s), and the third,
+// coming before it, must not start ahead of them.
+func TestWebhookRunsGoOldestFirst(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	for _, tc := range []struct {
+		name string
+		free func(r *rig, in telegramtest.Message)
+	}{
+		{"turn ends", func(r *rig, in telegramtest.Message) { r.finalAnswer(chat, in.ID, "slow answer") }},
+		{"cli dies", func(r *rig, in telegramtest.Message) {
+			pid := r.b.ChatPID(key)
+			require.NotZero(r.t, pid)
+			require.NoError(r.t, syscall.Kill(pid, syscall.SIGKILL))
+			r.waitBot(chat, "crash notice", func(m telegramtest.Message) bool {
+				return m.ReplyTo == in.ID && strings.Contains(m.Text, "stopped unexpectedly")
+			})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, withOps(ciTrigger))
+			waitReady(r)
+			in := r.say(chat, alice, "SLOW please") // about 9s of streaming
+			r.streaming(chat, in.ID, "slow answer")
+			first := r.ciFailedOn("fix/first", "d-1")
+			second := r.ciFailedOn("fix/second", "d-2")
+			tc.free(r, in)
+			third := r.ciFailedOn("fix/third", "d-3")
+
+			prompts := []string{first, second, third}
+			for _, p := range prompts {
+				r.waitBot(chat, "the answer to "+p, func(m telegramtest.Message) bool {
+					return strings.Contains(m.Text, "echo: "+p) && strings.Contains(m.Text, "⏱")
+				})
+			}
+			r.settled("after the runs")
+			seq := make([]int, len(prompts))
+			for i, p := range prompts {
+				assert.Equal(t, 1, modelCallsWith(r.claude.API, p), "run once, as a turn of its own: %s", p)
+				seq[i] = r.callFor(p).Seq
+			}
+			assert.True(t, seq[0] < seq[1] && seq[1] < seq[2], "the runs reach Claude in the order they came: %v", seq)
+			runs, err := r.store.TriggerRuns(context.Background())
+			require.NoError(t, err)
+			assert.Empty(t, runs, "each run is forgotten once it reached the CLI")
+		})
+	}
 }
