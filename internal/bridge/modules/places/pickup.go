@@ -30,9 +30,11 @@ import (
 // wrote while it ran), so before the next message Since finds the file as
 // it was and reads nothing, unless someone wrote since. A CLI that is busy
 // is not restarted (its turn would be cut off): the message goes to it, and
-// the turns are picked up at the next message that finds it idle. Only on
-// this machine: a project on another host has its transcripts there
-// (handoff.go says so). The mark is memory, not stored: after a restart of
+// the turns are picked up at the next message that finds it idle. A CLI
+// still open where a reload moved the chat from is not restarted either
+// (that would move the session): the message's turn says how many turns
+// it does not see. Only on this machine: a project on another host has
+// its transcripts there (handoff.go says so). The mark is memory, not stored: after a restart of
 // untether a CLI starts anew for the first message, and reads everything.
 
 // ownMax bounds how many message uuids a chat remembers as its own.
@@ -212,9 +214,15 @@ func (m *Module) checkTranscript(c *chat.Chat, sp spot) {
 	if live {
 		if c.SessionPlace() != m.placeNow(c) {
 			// A reload moved the chat's place: letting go of the CLI would
-			// move the session too. It goes on as it is.
-			c.Log().Warn().Msg("the chat's place moved since its CLI started; not restarting it")
-			pk.unseen = n // still unseen by the CLI: the next look counts them again
+			// move the session too, so the message goes on to it as it is.
+			// It answers from its own copy of the conversation, and the
+			// session forks there: a later resume goes on from the newest
+			// entry, this answer, so the terminal's turns are never picked
+			// up. The turn says so, rather than a later one claiming them.
+			c.Log().Warn().Int("turns", n).Msg("the chat's place moved since its CLI started; not restarting it, so the terminal's turns are not picked up")
+			if n > 0 {
+				c.Post(func() { c.AddTurnNote(notPickedUp(n)) })
+			}
 			return
 		}
 		c.ReopenSession("the session was extended at a terminal")
@@ -232,9 +240,19 @@ func (m *Module) placeNow(c *chat.Chat) chat.Place {
 }
 
 // pickedUp is the turn's note on what it picked up.
-func pickedUp(n int) string {
+func pickedUp(n int) string { return "💻 picked up " + turnsText(n) + " from the terminal" }
+
+// notPickedUp is the turn's note on the terminal's turns its CLI, kept
+// where a reload moved the chat from, does not see.
+func notPickedUp(n int) string {
+	return "💻 " + turnsText(n) + " from the terminal not picked up: a reload moved this chat since Claude here started, " +
+		"so it went on from its own copy"
+}
+
+// turnsText is "1 turn", "2 turns".
+func turnsText(n int) string {
 	if n == 1 {
-		return "💻 picked up 1 turn from the terminal"
+		return "1 turn"
 	}
-	return "💻 picked up " + strconv.Itoa(n) + " turns from the terminal"
+	return strconv.Itoa(n) + " turns"
 }

@@ -33,4 +33,10 @@ func TestPickedUpSaysHowMany(t *testing.T) {
 	} {
 		assert.Equal(t, want, pickedUp(n))
 	}
+	for n, want := range map[int]string{
+		1: "💻 1 turn from the terminal not picked up: a reload moved this chat since Claude here started, so it went on from its own copy",
+		2: "💻 2 turns from the terminal not picked up: a reload moved this chat since Claude here started, so it went on from its own copy",
+	} {
+		assert.Equal(t, want, notPickedUp(n))
+	}
 }
