@@ -44,3 +44,47 @@ func TestTerminalCloseCancelledByAMessage(t *testing.T) {
 		assert.NotContains(t, m.Text, "This session is yours at the terminal now")
 	}
 }
+
+// TestTerminalTurnsUnseenWhileThePlaceMoved: a terminal adds a turn while
+// the phone's CLI is idle, and a config reload moves the chat's place (its
+// default project) before the phone writes again. The CLI is not let go
+// of (that would move the session), so the message goes to it, which does
+// not see the terminal's turn, and its answer says so. That answer forks
+// the session: a resume would go on from it, without the terminal's turn.
+// So once the place is back, the next message is not made to resume the
+// session anew for a pickup that would send Claude nothing: the same CLI
+// answers, and no answer claims the turn was picked up.
+func TestTerminalTurnsUnseenWhileThePlaceMoved(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	alpha, beta := realDir(t), realDir(t)
+	var person string
+	r := newRig(t, withPersonClaude(&person), withProjects(map[string]config.Project{"alpha": {Path: alpha}, "beta": {Path: beta}},
+		func(c *config.Config) {
+			c.Telegram.DefaultProject = "alpha"
+			c.Claude.Binary = "claude"
+		}))
+	moveTo := func(name string) {
+		cfg := *r.b.Config()
+		cfg.Telegram.DefaultProject = name
+		r.b.Reload(&cfg)
+	}
+
+	first := r.ask(chat, "REMEMBER plum")
+	assert.Equal(t, "echo: TERMINAL at the desk\n", typeAtTerminal(t, footerLine(t, first), "TERMINAL at the desk"))
+	live := r.b.ChatPID(key)
+	require.NotZero(t, live)
+
+	moveTo("beta")
+	moved := r.ask(chat, "PHONE while the place moved")
+	assert.Equal(t, live, r.b.ChatPID(key), "the CLI was kept: letting go of it would move the session")
+	assert.False(t, r.callFor("PHONE while the place moved").AnyUserContains("TERMINAL at the desk"), "it went on from its own copy")
+	assert.Contains(t, moved.Text, "💻 1 turn from the terminal not picked up: a reload moved this chat since Claude here started")
+
+	moveTo("alpha")
+	back := r.ask(chat, "PHONE back in alpha")
+	assert.Equal(t, live, r.b.ChatPID(key), "not resumed anew: the terminal's turn is off the session's line now")
+	assert.False(t, pidGone(live))
+	assert.True(t, r.callFor("PHONE back in alpha").AnyUserContains("PHONE while the place moved"))
+	assert.NotContains(t, back.Text, "picked up")
+}
