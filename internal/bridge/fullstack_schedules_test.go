@@ -2,8 +2,10 @@ package bridge_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,4 +137,58 @@ func TestScheduledApprovalPauseAndLimit(t *testing.T) {
 	})
 	assert.Equal(t, 1, modelCallsWith(r.claude.API, "PAUSED x"))
 	assert.Equal(t, 0, modelCallsWith(r.claude.API, "LATER y"), "not due yet")
+}
+
+// TestScheduledRunsGoInDueOrder: two runs that come due while the chat is
+// busy go in the order they came due once it is free, each in a turn of
+// its own, and a third that comes due after the chat is free, while they
+// still wait, goes after them. The chat frees by its CLI dying mid-turn,
+// which ends no turn: the waiting runs go at their next look (every 2s),
+// and the third, due before that, must not start ahead of them.
+func TestScheduledRunsGoInDueOrder(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	clock := timeshift.New(time.Now())
+	r := newRig(t, func(r *rig) { r.clock = clock })
+	prompts := []string{"run due first", "run due second", "run due third"}
+	for i, p := range prompts {
+		at := r.say(chat, alice, fmt.Sprintf("/at %dm %s", i+1, p))
+		r.botReply(chat, at, fmt.Sprintf("Scheduled #%d", i+1))
+	}
+	pending := func(n int, why string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			runs, err := r.store.PendingScheduleRuns(context.Background())
+			return err == nil && len(runs) == n
+		}, wait, 20*time.Millisecond, why)
+	}
+
+	in := r.say(chat, alice, "SLOW please") // about 9s of streaming
+	r.streaming(chat, in.ID, "slow answer")
+	clock.Advance(time.Minute + time.Second)
+	pending(1, "the first run came due and waits for the busy chat")
+	clock.Advance(time.Minute)
+	pending(2, "the second too, behind it")
+	pid := r.b.ChatPID(key)
+	require.NotZero(t, pid)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	r.waitBot(chat, "crash notice", func(m telegramtest.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "stopped unexpectedly")
+	})
+	clock.Advance(time.Minute) // the third comes due while the chat is free and the others still wait
+
+	for i, p := range prompts {
+		answer := r.waitBot(chat, "the answer to "+p, func(m telegramtest.Message) bool {
+			return strings.Contains(m.Text, "echo: "+p) && strings.Contains(m.Text, "⏱")
+		})
+		assert.Contains(t, answer.Text, fmt.Sprintf("⏰ scheduled #%d (once): %s", i+1, p))
+	}
+	r.settled("after the runs")
+	seq := make([]int, len(prompts))
+	for i, p := range prompts {
+		assert.Equal(t, 1, modelCallsWith(r.claude.API, p), "run once, as a turn of its own: %s", p)
+		seq[i] = r.callFor(p).Seq
+	}
+	assert.True(t, seq[0] < seq[1] && seq[1] < seq[2], "the runs reach Claude in the order they came due: %v", seq)
+	pending(0, "no run is left pending once each reached the CLI")
 }

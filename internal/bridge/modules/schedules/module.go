@@ -64,7 +64,8 @@ type store interface {
 type chatAway struct {
 	// rejection is a rate_limit_event that rejected the current turn.
 	rejection *runner.RateLimit
-	// waiting are scheduled runs that came while the chat was busy.
+	// waiting are the due runs waiting for the chat, oldest first
+	// (runWaiting).
 	waiting []state.Schedule
 	polling bool
 	// handedOver are the firing retries whose prompt is on its way to the

@@ -25,8 +25,8 @@ import (
 // maxAtDelay bounds /at: further than a year ahead is a typo.
 const maxAtDelay = 366 * 24 * time.Hour
 
-// waitingPoll is how often a run that came while the chat was busy checks
-// again (a turn's end also starts it).
+// waitingPoll is how often runs waiting for a busy chat look again (a
+// turn's end also lets them go).
 const waitingPoll = 2 * time.Second
 
 var clockPattern = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
@@ -165,17 +165,38 @@ func (m *Module) deleteSchedule(c *chat.Chat, id int64, msgID int, from models.U
 	}
 }
 
-// runScheduled sends a schedule's prompt, once the chat is free: a run
-// never folds into a turn the user started. An album or forwards being
-// collected go first, in the project they were sent in: the flush makes
-// the chat busy with them, so the run waits for their turn.
+// runScheduled sends a due run's prompt once the chat is free: a run
+// never folds into a turn the user started, and never overtakes a run that
+// came due before it and still waits. So every run joins the chat's queue,
+// even when the chat is free: earlier runs may still wait there, as they
+// move only when a turn ends or at their next look (waitingPoll), and a
+// chat freed otherwise (its CLI died) ends no turn.
 func (m *Module) runScheduled(c *chat.Chat, sc state.Schedule) {
-	c.FlushPending() // an album or forwards being collected go first (the phone module)
-	if c.Busy() {
-		m.away.Get(c).waiting = append(m.away.Get(c).waiting, sc)
-		m.pollWaiting(c)
-		return
+	away := m.away.Get(c)
+	away.waiting = append(away.waiting, sc)
+	m.runWaiting(c)
+}
+
+// runWaiting runs the waiting runs, oldest first, for as long as the chat
+// is free. An album or forwards being collected go first, in the project
+// they were sent in: the flush makes the chat busy with them, so the runs
+// wait for their turn.
+func (m *Module) runWaiting(c *chat.Chat) {
+	away := m.away.Get(c)
+	for len(away.waiting) > 0 {
+		c.FlushPending() // the phone module
+		if c.Busy() {
+			m.pollWaiting(c)
+			return
+		}
+		sc := away.waiting[0]
+		away.waiting = away.waiting[1:]
+		m.startScheduled(c, sc)
 	}
+}
+
+// startScheduled sends sc's prompt; the chat is free.
+func (m *Module) startScheduled(c *chat.Chat, sc state.Schedule) {
 	if !m.enterScheduledProject(c, sc) { // projects.go: skipped, and told
 		m.finishScheduleRun(c, sc)
 		return
@@ -187,20 +208,6 @@ func (m *Module) runScheduled(c *chat.Chat, sc state.Schedule) {
 	in := runner.UserInput{Text: sc.Prompt}
 	c.SendOutgoing(chat.NewOutgoing(in, 0, sc.CreatedBy).WithNote(scheduledNote(sc)).
 		OnSettled(func() { m.finishScheduleRun(c, sc) })) // pending.go
-}
-
-// runWaiting runs the oldest run that came while the chat was busy.
-func (m *Module) runWaiting(c *chat.Chat) {
-	if len(m.away.Get(c).waiting) == 0 {
-		return
-	}
-	if c.Busy() {
-		m.pollWaiting(c)
-		return
-	}
-	sc := m.away.Get(c).waiting[0]
-	m.away.Get(c).waiting = m.away.Get(c).waiting[1:]
-	m.runScheduled(c, sc)
 }
 
 func (m *Module) pollWaiting(c *chat.Chat) {
