@@ -184,11 +184,6 @@ func TestScheduledRunsGoInDueOrder(t *testing.T) {
 		assert.Contains(t, answer.Text, fmt.Sprintf("⏰ scheduled #%d (once): %s", i+1, p))
 	}
 	r.settled("after the runs")
-	seq := make([]int, len(prompts))
-	for i, p := range prompts {
-		assert.Equal(t, 1, modelCallsWith(r.claude.API, p), "run once, as a turn of its own: %s", p)
-		seq[i] = r.callFor(p).Seq
-	}
-	assert.True(t, seq[0] < seq[1] && seq[1] < seq[2], "the runs reach Claude in the order they came due: %v", seq)
+	r.reachedClaudeOnceInOrder(prompts...)
 	pending(0, "no run is left pending once each reached the CLI")
 }

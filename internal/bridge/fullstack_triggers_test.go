@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -103,6 +104,18 @@ func (r *rig) runWhileBusy(chat telegramtest.ChatID) telegramtest.Message {
 func (r *rig) settled(text string) {
 	r.t.Helper()
 	r.ask(telegramtest.ChatID(alice), text)
+}
+
+// reachedClaudeOnceInOrder checks that each prompt reached Claude once, as
+// a turn of its own, and that they reached it in the order given.
+func (r *rig) reachedClaudeOnceInOrder(prompts ...string) {
+	r.t.Helper()
+	seq := make([]int, len(prompts))
+	for i, p := range prompts {
+		assert.Equal(r.t, 1, modelCallsWith(r.claude.API, p), "run once, as a turn of its own: %s", p)
+		seq[i] = r.callFor(p).Seq
+	}
+	assert.True(r.t, slices.IsSorted(seq), "the runs reach Claude in the order they came: %v", seq)
 }
 
 // TestWebhookRunsInChat: a signed workflow_run delivery becomes the
@@ -353,12 +366,7 @@ func TestWebhookRunsGoOldestFirst(t *testing.T) {
 				})
 			}
 			r.settled("after the runs")
-			seq := make([]int, len(prompts))
-			for i, p := range prompts {
-				assert.Equal(t, 1, modelCallsWith(r.claude.API, p), "run once, as a turn of its own: %s", p)
-				seq[i] = r.callFor(p).Seq
-			}
-			assert.True(t, seq[0] < seq[1] && seq[1] < seq[2], "the runs reach Claude in the order they came: %v", seq)
+			r.reachedClaudeOnceInOrder(prompts...)
 			runs, err := r.store.TriggerRuns(context.Background())
 			require.NoError(t, err)
 			assert.Empty(t, runs, "each run is forgotten once it reached the CLI")

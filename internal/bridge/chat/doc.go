@@ -75,6 +75,8 @@
 // (host.go: config, clock, store, chats) and, in every hook, the *Chat,
 // whose doors (doors*.go) are all a module may use: reply, send to Claude,
 // post to the actor, offload work, place, session, record, menus. Its
-// per-chat state lives in a typed Slot the actor owns (slot.go). The
-// bridge's update routing reaches the engine through router.go.
+// per-chat state lives in a typed Slot the actor owns (slot.go), and work
+// that waits for a chat to be free (a scheduled run, a webhook's) in a
+// WaitQueue, which lets it go oldest first (waitqueue.go). The bridge's
+// update routing reaches the engine through router.go.
 package chat

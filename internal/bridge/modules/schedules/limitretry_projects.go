@@ -18,6 +18,10 @@ import (
 // Retries kept before this was recorded (no project) go wherever the chat
 // works.
 
+// busyElsewherePoll is how often a retry waiting for a chat busy elsewhere
+// looks again.
+const busyElsewherePoll = 2 * time.Second
+
 // enterRetryPlace moves the chat to where the retry's prompt ran, and
 // reports whether the prompt may go now. When the chat is busy elsewhere
 // it tries again later; when the place is gone the retry is dropped.
@@ -42,7 +46,7 @@ func (m *Module) enterRetryPlace(c *chat.Chat, r state.Retry) bool {
 		return true
 	}
 	if c.Busy() { // the chat's own turn elsewhere is not cut off: try again once it ends
-		time.AfterFunc(waitingPoll, func() { c.Post(func() { m.fireRetry(c, r) }) })
+		time.AfterFunc(busyElsewherePoll, func() { c.Post(func() { m.fireRetry(c, r) }) })
 		return false
 	}
 	if err := chat.CheckProjectDir(p); err != nil {

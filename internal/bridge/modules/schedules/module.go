@@ -23,6 +23,8 @@ type Module struct {
 	store store
 	log   *zerolog.Logger
 	away  chat.Slot[chatAway]
+	// queue holds the due runs waiting for their chat (startScheduled).
+	queue chat.WaitQueue[state.Schedule]
 	// wake pokes the scheduler when a schedule or a retry was added or
 	// changed, so it recomputes when to wake up.
 	wake chan struct{}
@@ -64,10 +66,6 @@ type store interface {
 type chatAway struct {
 	// rejection is a rate_limit_event that rejected the current turn.
 	rejection *runner.RateLimit
-	// waiting are the due runs waiting for the chat, oldest first
-	// (runWaiting).
-	waiting []state.Schedule
-	polling bool
 	// handedOver are the firing retries whose prompt is on its way to the
 	// CLI (pending.go): ✖️ Drop can no longer stop them.
 	handedOver map[string]bool

@@ -30,7 +30,7 @@ func (m *Module) deliverRun(ctx context.Context, sc state.Schedule) {
 		}
 		return
 	}
-	m.deliver(sc.Key, func(c *chat.Chat) { m.runScheduled(c, sc) })
+	m.deliver(sc.Key, func(c *chat.Chat) { m.queue.Add(c, sc) })
 }
 
 // deliverRetry hands a claimed retry to its chat, or drops it when the

@@ -29,7 +29,7 @@ func (m *Module) scheduleProject(sc state.Schedule) string {
 
 // enterScheduledProject moves the chat to the schedule's project, if it
 // has one, and reports whether the run may go on there
-// (chat.EnterProject). The chat is free (runWaiting waited for that).
+// (chat.EnterProject). The chat is free (the queue waited for that).
 func (m *Module) enterScheduledProject(c *chat.Chat, sc state.Schedule) bool {
 	name := m.scheduleProject(sc)
 	return name == "" || c.EnterProject(name, "⏰", "Scheduled #"+strconv.FormatInt(sc.ID, 10))

@@ -25,10 +25,6 @@ import (
 // maxAtDelay bounds /at: further than a year ahead is a typo.
 const maxAtDelay = 366 * 24 * time.Hour
 
-// waitingPoll is how often runs waiting for a busy chat look again (a
-// turn's end also lets them go).
-const waitingPoll = 2 * time.Second
-
 var clockPattern = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
 
 // scheduleAt answers /at.
@@ -165,37 +161,11 @@ func (m *Module) deleteSchedule(c *chat.Chat, id int64, msgID int, from models.U
 	}
 }
 
-// runScheduled sends a due run's prompt once the chat is free: a run
-// never folds into a turn the user started, and never overtakes a run that
-// came due before it and still waits. So every run joins the chat's queue,
-// even when the chat is free: earlier runs may still wait there, as they
-// move only when a turn ends or at their next look (waitingPoll), and a
-// chat freed otherwise (its CLI died) ends no turn.
-func (m *Module) runScheduled(c *chat.Chat, sc state.Schedule) {
-	away := m.away.Get(c)
-	away.waiting = append(away.waiting, sc)
-	m.runWaiting(c)
-}
-
-// runWaiting runs the waiting runs, oldest first, for as long as the chat
-// is free. An album or forwards being collected go first, in the project
-// they were sent in: the flush makes the chat busy with them, so the runs
-// wait for their turn.
-func (m *Module) runWaiting(c *chat.Chat) {
-	away := m.away.Get(c)
-	for len(away.waiting) > 0 {
-		c.FlushPending() // the phone module
-		if c.Busy() {
-			m.pollWaiting(c)
-			return
-		}
-		sc := away.waiting[0]
-		away.waiting = away.waiting[1:]
-		m.startScheduled(c, sc)
-	}
-}
-
-// startScheduled sends sc's prompt; the chat is free.
+// startScheduled sends sc's prompt, the chat being free: due runs wait
+// for it, oldest first, in the chat's queue (m.queue, chat.WaitQueue), so
+// one never folds into a turn the user started nor overtakes a run that
+// came due before it. An album or forwards being collected go first, in
+// the project they were sent in: the flush makes the chat busy with them.
 func (m *Module) startScheduled(c *chat.Chat, sc state.Schedule) {
 	if !m.enterScheduledProject(c, sc) { // projects.go: skipped, and told
 		m.finishScheduleRun(c, sc)
@@ -208,19 +178,6 @@ func (m *Module) startScheduled(c *chat.Chat, sc state.Schedule) {
 	in := runner.UserInput{Text: sc.Prompt}
 	c.SendOutgoing(chat.NewOutgoing(in, 0, sc.CreatedBy).WithNote(scheduledNote(sc)).
 		OnSettled(func() { m.finishScheduleRun(c, sc) })) // pending.go
-}
-
-func (m *Module) pollWaiting(c *chat.Chat) {
-	if m.away.Get(c).polling {
-		return
-	}
-	m.away.Get(c).polling = true
-	time.AfterFunc(waitingPoll, func() {
-		c.Post(func() {
-			m.away.Get(c).polling = false
-			m.runWaiting(c)
-		})
-	})
 }
 
 // scheduledNote marks a scheduled turn: "⏰ scheduled #3 (once): check the
@@ -368,6 +325,7 @@ func parseEvery(args string) (cronspec.Spec, string, error) {
 // limit rejects a prompt, and their buttons.
 func (m *Module) Register(r *chat.Registry) {
 	m.away = chat.NewSlot[chatAway](r)
+	m.queue = chat.NewWaitQueue(r, m.startScheduled)
 	r.Command(chat.Command{Name: "at", Help: "Send a prompt later: /at 30m PROMPT, /at 09:00 PROMPT",
 		Run: func(c *chat.Chat, in chat.Invocation) { m.scheduleAt(c, in.Args, in.Msg) }})
 	r.Command(chat.Command{Name: "every", Help: "Send a prompt on a schedule: /every \"0 9 * * 1-5\" PROMPT",
@@ -383,9 +341,6 @@ func (m *Module) Register(r *chat.Registry) {
 			}
 		case runner.TurnCompleted:
 			away.rejection = nil
-			if len(away.waiting) > 0 {
-				c.Post(func() { m.runWaiting(c) })
-			}
 		}
 	})
 	r.InterceptAnswer(func(c *chat.Chat, tc runner.TurnCompleted, replyTo int) bool { return m.answerLimit(c, tc, replyTo) })

@@ -6,12 +6,12 @@
 // as a message from nobody, so budgets, the permission mode and approvals
 // apply as to any message; its progress and its answer say "⚡ trigger
 // <name>". It waits while the chat is busy (a turn, an approval, a message
-// on its way to Claude, an album being collected), then goes. A trigger
-// that names a project moves the chat there first, the way /project does,
-// and says so; a run whose project is gone or closed to the chat is
-// skipped with a message. The chat must still be served when the run
-// goes (the allow-lists of the moment); if it is not, the run is dropped
-// and logged.
+// on its way to Claude, an album being collected), then goes, after the
+// runs that came before it (chat.WaitQueue). A trigger that names a
+// project moves the chat there first, the way /project does, and says so;
+// a run whose project is gone or closed to the chat is skipped with a
+// message. The chat must still be served when the run goes (the
+// allow-lists of the moment); if it is not, the run is dropped and logged.
 //
 // An accepted run is in the state database before the sender hears 202
 // (state.TriggerRun), and leaves it once its prompt reached the CLI or the

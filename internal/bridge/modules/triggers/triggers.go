@@ -11,7 +11,6 @@ import (
 
 	"github.com/untether/untether/internal/bridge/chat"
 	"github.com/untether/untether/internal/bridge/state"
-	"github.com/untether/untether/internal/runner"
 	"github.com/untether/untether/internal/service/webhook"
 )
 
@@ -20,7 +19,7 @@ type Module struct {
 	host  *chat.Host
 	store store
 	log   *zerolog.Logger
-	wait  chat.Slot[chatRuns]
+	queue chat.WaitQueue[state.TriggerRun]
 
 	mu sync.Mutex
 	// started: Start replayed the runs kept by the last run; from then on
@@ -40,12 +39,6 @@ type store interface {
 	ReleaseWebhookKey(ctx context.Context, key string) error
 }
 
-// chatRuns are the runs waiting for their chat. Only the actor touches it.
-type chatRuns struct {
-	waiting []state.TriggerRun
-	polling bool
-}
-
 // New builds the module.
 func New(h *chat.Host) *Module {
 	return &Module{host: h, store: h.Store(), log: h.Logger(), handed: map[int64]bool{}}
@@ -56,14 +49,9 @@ var (
 	_ webhook.Seen  = (*Module)(nil)
 )
 
-// Register adds the hook that lets a waiting run go once a turn ends.
+// Register asks for the queue in which runs wait for their chat.
 func (m *Module) Register(r *chat.Registry) {
-	m.wait = chat.NewSlot[chatRuns](r)
-	r.OnEvent(func(c *chat.Chat, ev runner.Event) {
-		if _, ok := ev.(runner.TurnCompleted); ok && len(m.wait.Get(c).waiting) > 0 {
-			c.Post(func() { m.runWaiting(c) })
-		}
-	})
+	m.queue = chat.NewWaitQueue(r, m.start)
 }
 
 // Start hands the runs a stop interrupted to their chats, then lets Fire
@@ -129,7 +117,7 @@ func (m *Module) handOverLocked(r state.TriggerRun) {
 		return
 	}
 	m.handed[r.ID] = true
-	c.Post(func() { m.run(c, r) })
+	c.Post(func() { m.queue.Add(c, r) })
 }
 
 // Claim implements webhook.Seen, in the state database: a replay is
