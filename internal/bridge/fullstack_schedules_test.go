@@ -141,10 +141,11 @@ func TestScheduledApprovalPauseAndLimit(t *testing.T) {
 
 // TestScheduledRunsGoInDueOrder: two runs that come due while the chat is
 // busy go in the order they came due once it is free, each in a turn of
-// its own, and a third that comes due after the chat is free, while they
-// still wait, goes after them. The chat frees by its CLI dying mid-turn,
-// which ends no turn: the waiting runs go at their next look (every 2s),
-// and the third, due before that, must not start ahead of them.
+// its own, and a third that comes due as the chat is freed goes after
+// them. The chat frees as its CLI dies mid-turn,
+// which lets the waiting runs go at once, so the third seldom finds the
+// chat free with runs still waiting: this checks the order more than it
+// can catch an overtaking run.
 func TestScheduledRunsGoInDueOrder(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
@@ -175,7 +176,7 @@ func TestScheduledRunsGoInDueOrder(t *testing.T) {
 	r.waitBot(chat, "crash notice", func(m telegramtest.Message) bool {
 		return m.ReplyTo == in.ID && strings.Contains(m.Text, "stopped unexpectedly")
 	})
-	clock.Advance(time.Minute) // the third comes due while the chat is free and the others still wait
+	clock.Advance(time.Minute) // the third comes due
 
 	for i, p := range prompts {
 		answer := r.waitBot(chat, "the answer to "+p, func(m telegramtest.Message) bool {
@@ -186,4 +187,37 @@ func TestScheduledRunsGoInDueOrder(t *testing.T) {
 	r.settled("after the runs")
 	r.reachedClaudeOnceInOrder(prompts...)
 	pending(0, "no run is left pending once each reached the CLI")
+}
+
+// TestWaitingRunsOfBothKindsGoOldestFirst: a webhook run that came while
+// the chat was busy goes before a scheduled run that came due after it,
+// though the schedules module registers first: both wait in the chat's one
+// queue. With a queue per module, each module's look at the turn's end
+// would run in the modules' order, the scheduled run first.
+func TestWaitingRunsOfBothKindsGoOldestFirst(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	clock := timeshift.New(time.Now())
+	r := newRig(t, withOps(ciTrigger), func(r *rig) { r.clock = clock })
+	waitReady(r)
+	at := r.say(chat, alice, "/at 1m run due after the webhook")
+	r.botReply(chat, at, "Scheduled #1")
+
+	in := r.say(chat, alice, "SLOW please") // about 9s of streaming
+	r.streaming(chat, in.ID, "slow answer")
+	hook := r.ciFailedOn("fix/first", "d-1")
+	clock.Advance(time.Minute + time.Second)
+	require.Eventually(t, func() bool {
+		runs, err := r.store.PendingScheduleRuns(context.Background())
+		return err == nil && len(runs) == 1
+	}, wait, 20*time.Millisecond, "the scheduled run came due and waits")
+	r.finalAnswer(chat, in.ID, "slow answer")
+
+	prompts := []string{hook, "run due after the webhook"}
+	for _, p := range prompts {
+		r.waitBot(chat, "the answer to "+p, func(m telegramtest.Message) bool {
+			return strings.Contains(m.Text, "echo: "+p) && strings.Contains(m.Text, "⏱")
+		})
+	}
+	r.settled("after the runs")
+	r.reachedClaudeOnceInOrder(prompts...)
 }

@@ -325,28 +325,34 @@ func (r *rig) ciFailedOn(branch, delivery string) string {
 	return strings.Replace(ciPrompt, "fix/rounding", branch, 1)
 }
 
-// TestWebhookRunsGoOldestFirst: two runs that came while the chat was busy
-// go in the order they came once it is free, each in a turn of its own,
-// and a third that comes after the chat is free, while they still wait,
-// goes after them. The chat frees in two ways: its turn ends (the turn's
-// end lets the waiting runs go), or its CLI dies mid-turn, which ends no
-// turn: the runs wait for their next look (every 2s), and the third,
-// coming before it, must not start ahead of them.
+// TestWebhookRunsGoOldestFirst: two runs that come while the chat is busy
+// go in their order once it is free, each in a turn of its own, and a
+// third that comes as the chat is freed goes after them. The chat frees as its turn ends, or as its CLI dies mid-turn
+// (which ends the turn too). Both free the chat and let the waiting runs
+// go at once, so the third seldom finds the chat free with runs still
+// waiting: this checks the order on both paths more than it can catch an
+// overtaking run (TestWaitingRunsOfBothKindsGoOldestFirst catches runs of
+// two modules out of order).
 func TestWebhookRunsGoOldestFirst(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
 	for _, tc := range []struct {
 		name string
-		free func(r *rig, in telegramtest.Message)
+		// then frees the chat, then delivers the third.
+		then func(r *rig, in telegramtest.Message, third func())
 	}{
-		{"turn ends", func(r *rig, in telegramtest.Message) { r.finalAnswer(chat, in.ID, "slow answer") }},
-		{"cli dies", func(r *rig, in telegramtest.Message) {
+		{"turn ends", func(r *rig, in telegramtest.Message, third func()) {
+			r.finalAnswer(chat, in.ID, "slow answer")
+			third()
+		}},
+		{"cli dies", func(r *rig, in telegramtest.Message, third func()) {
 			pid := r.b.ChatPID(key)
 			require.NotZero(r.t, pid)
 			require.NoError(r.t, syscall.Kill(pid, syscall.SIGKILL))
 			r.waitBot(chat, "crash notice", func(m telegramtest.Message) bool {
 				return m.ReplyTo == in.ID && strings.Contains(m.Text, "stopped unexpectedly")
 			})
+			third()
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -356,8 +362,8 @@ func TestWebhookRunsGoOldestFirst(t *testing.T) {
 			r.streaming(chat, in.ID, "slow answer")
 			first := r.ciFailedOn("fix/first", "d-1")
 			second := r.ciFailedOn("fix/second", "d-2")
-			tc.free(r, in)
-			third := r.ciFailedOn("fix/third", "d-3")
+			var third string
+			tc.then(r, in, func() { third = r.ciFailedOn("fix/third", "d-3") })
 
 			prompts := []string{first, second, third}
 			for _, p := range prompts {

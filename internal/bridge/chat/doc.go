@@ -77,6 +77,7 @@
 // post to the actor, offload work, place, session, record, menus. Its
 // per-chat state lives in a typed Slot the actor owns (slot.go), and work
 // that waits for a chat to be free (a scheduled run, a webhook's) in a
-// WaitQueue, which lets it go oldest first (waitqueue.go). The bridge's
+// WaitQueue: every module's such work joins the chat's one queue, which
+// goes oldest first (waitqueue.go). The bridge's
 // update routing reaches the engine through router.go.
 package chat

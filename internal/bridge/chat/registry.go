@@ -152,7 +152,8 @@ type Registry struct {
 	onFlush   []func(c *Chat)
 	onReplay  []func(entries []outbox.JournalEntry)
 	onStopped []func(c *Chat, w StoppedWork)
-	slots     int // how many slots modules asked for (slot.go)
+	slots     int        // how many slots modules asked for (slot.go)
+	queue     *chatQueue // the chats' queue of waiting work, once a module asked (waitqueue.go)
 	// What the metrics watch (below): approvals' ends, and what the
 	// outbox tells of Telegram.
 	onApprovalEnd []func(c *Chat, a *Approval, d state.Decision)

@@ -11,7 +11,7 @@
 // its chat's actor, where it goes like a message from the user: budgets,
 // the permission mode and approvals apply, and its progress and answer say
 // "⏰ scheduled". A run waits for a busy chat, and for an album or forwards
-// the chat is collecting, and goes after the runs that came due before it
+// the chat is collecting, and goes after the runs (and webhook runs) that came before it
 // (chat.WaitQueue); a claimed run stays pending in the store until
 // its prompt reached the CLI, so a restart meanwhile runs it after all
 // (pending.go). A [[schedules]] entry with a project first moves the chat

@@ -7,7 +7,9 @@
 // apply as to any message; its progress and its answer say "⚡ trigger
 // <name>". It waits while the chat is busy (a turn, an approval, a message
 // on its way to Claude, an album being collected), then goes, after the
-// runs that came before it (chat.WaitQueue). A trigger that names a
+// runs and scheduled runs that came before it (chat.WaitQueue). After a
+// restart the interrupted runs are handed over in the order they came,
+// but not interleaved with the schedules' replayed runs. A trigger that names a
 // project moves the chat there first, the way /project does, and says so;
 // a run whose project is gone or closed to the chat is skipped with a
 // message. The chat must still be served when the run goes (the
