@@ -286,7 +286,7 @@ func watchdog(ctx context.Context, ready <-chan struct{}, b *bridge.Bridge, sd *
 			default:
 				continue
 			}
-			if stuck.healthy(b.Healthy(now), interval > 0) && interval > 0 {
+			if stuck.healthy(b.Healthy(now), interval > 0, now) && interval > 0 {
 				_ = sd.Watchdog()
 			}
 		}
@@ -297,22 +297,28 @@ func watchdog(ctx context.Context, ready <-chan struct{}, b *bridge.Bridge, sd *
 // (it names a wedged chat, which /healthz keeps to itself), so the log
 // gets it with or without systemd: under a watchdog at every withheld pet,
 // as systemd's restart follows soon; without one, where nothing restarts
-// the daemon, once per finding rather than every tick.
+// the daemon, when the trouble starts and then every progressLogEvery
+// while it lasts (its text carries counts that change at every tick, so
+// it is not compared).
 type progressLog struct {
-	log  *zerolog.Logger
-	last string // the finding logged last without a watchdog
+	log    *zerolog.Logger
+	logged time.Time // when the trouble was last logged without a watchdog; zero while there is none
 }
 
+// progressLogEvery is how often trouble that lasts is logged again
+// without a watchdog.
+const progressLogEvery = 5 * time.Minute
+
 // healthy logs err as above and says whether the daemon makes progress.
-func (p *progressLog) healthy(err error, watched bool) bool {
+func (p *progressLog) healthy(err error, watched bool, now time.Time) bool {
 	switch {
 	case err == nil:
-		p.last = ""
+		p.logged = time.Time{}
 		return true
 	case watched:
 		p.log.Error().Err(err).Msg("not petting the systemd watchdog: the daemon is not making progress")
-	case err.Error() != p.last:
-		p.last = err.Error()
+	case p.logged.IsZero() || now.Sub(p.logged) >= progressLogEvery:
+		p.logged = now
 		p.log.Error().Err(err).Msg("the daemon is not making progress")
 	}
 	return false
