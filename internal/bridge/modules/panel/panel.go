@@ -125,10 +125,15 @@ func (m *Module) edit(c *chat.Chat, msg *outbox.Message, content outbox.Content)
 	p := c.EditMessage(msg, outbox.Low, content)
 	c.Offload(func(ctx context.Context) func() {
 		res, err := p.Wait(ctx)
-		if err != nil || res.Outcome != outbox.OutcomeGone {
-			return nil // the edit's own failures are the outbox's to log
+		switch {
+		case err != nil && ctx.Err() == nil:
+			// Telegram's refusals the outbox logs too, but not an edit it
+			// refused itself (an invalid content, a blocked chat).
+			return func() { c.Log().Info().Err(err).Msg("edit the control panel") }
+		case err == nil && res.Outcome == outbox.OutcomeGone:
+			return func() { m.forget(c, msg) }
 		}
-		return func() { m.forget(c, msg) }
+		return nil
 	})
 }
 
