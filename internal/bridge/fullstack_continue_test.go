@@ -95,3 +95,36 @@ func TestResumeOfAnotherChatsSessionIsRefusedAsPressed(t *testing.T) {
 	assert.False(t, r.callFor("ALICE anything new?").AnyUserContains("TERMINAL plans for the week"), "Bob's session did not reach Alice")
 	assert.NotEqual(t, terminal, r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)}))
 }
+
+// A ▶️ press in /sessions on a session started outside untether, which
+// this chat has taken up since the list was made, resumes it as the
+// chat's own: not said to be started outside untether, and the next
+// message goes on with it.
+func TestResumeOfAnOutsideSessionTheChatTookUpSince(t *testing.T) {
+	private := telegramtest.ChatID(alice)
+	r := newRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	terminal, err := r.claude.Converse(ctx, "TERMINAL plans for the week")
+	require.NoError(t, err)
+	list := r.command(private, "/sessions", "Started outside untether")
+
+	in := r.say(private, alice, "/continue")
+	r.waitBot(private, "continued", func(m telegramtest.Message) bool {
+		return m.ReplyTo == in.ID && strings.Contains(m.Text, "started outside untether")
+	})
+	r.ask(private, "ALICE goes on")
+	require.Equal(t, terminal, r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)}))
+	r.command(private, "/new", "New session")
+	require.NotEqual(t, terminal, r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)}))
+
+	r.press(private, list.ID, "▶️ "+entryNumber(t, list.Text, "TERMINAL plans for the week"))
+	resumed := r.waitBot(private, "resumed", func(m telegramtest.Message) bool { return m.ID == list.ID && strings.Contains(m.Text, "↩️") })
+	assert.NotContains(t, resumed.Text, "started outside untether", "the chat has run it since")
+
+	r.ask(private, "ALICE once more")
+	got := r.callFor("ALICE once more")
+	assert.True(t, got.AnyUserContains("TERMINAL plans for the week"), "the terminal's turn is in the conversation")
+	assert.True(t, got.AnyUserContains("ALICE goes on"), "and the chat's own turn")
+	assert.Equal(t, terminal, r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)}))
+}

@@ -194,6 +194,12 @@ func (m *Module) resumeOutside(c *chat.Chat, listed, id string, respond func(str
 		respond(why)
 		return
 	}
+	if _, err := m.store.GetSession(c.Ctx(), id); err == nil {
+		// Listed as started outside untether, it became this chat's own
+		// since (taken up with /continue): resumed as one, and said so.
+		c.ResumeSession(id, respond)
+		return
+	}
 	dir := chat.PlaceDir(p, pl)
 	path, err := transcript.Path(m.cliHome(p), dir, transcript.SessionID(id))
 	if err == nil {
