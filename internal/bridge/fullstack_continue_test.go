@@ -70,11 +70,7 @@ func TestResumeOfAnotherChatsSessionIsRefusedAsPressed(t *testing.T) {
 	private := telegramtest.ChatID(alice)
 	r := newRig(t)
 	bobs := r.addPrivateChat(bob, "Bob")
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	terminal, err := r.claude.Converse(ctx, "TERMINAL plans for the week")
-	require.NoError(t, err)
-	list := r.command(private, "/sessions", "Started outside untether")
+	terminal, list := r.terminalSessionListed(private)
 
 	// Bob takes it up meanwhile: the session is his chat's now.
 	in := r.say(bobs, bob, "/continue")
@@ -103,11 +99,7 @@ func TestResumeOfAnotherChatsSessionIsRefusedAsPressed(t *testing.T) {
 func TestResumeOfAnOutsideSessionTheChatTookUpSince(t *testing.T) {
 	private := telegramtest.ChatID(alice)
 	r := newRig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	terminal, err := r.claude.Converse(ctx, "TERMINAL plans for the week")
-	require.NoError(t, err)
-	list := r.command(private, "/sessions", "Started outside untether")
+	terminal, list := r.terminalSessionListed(private)
 
 	in := r.say(private, alice, "/continue")
 	r.waitBot(private, "continued", func(m telegramtest.Message) bool {
@@ -127,4 +119,15 @@ func TestResumeOfAnOutsideSessionTheChatTookUpSince(t *testing.T) {
 	assert.True(t, got.AnyUserContains("TERMINAL plans for the week"), "the terminal's turn is in the conversation")
 	assert.True(t, got.AnyUserContains("ALICE goes on"), "and the chat's own turn")
 	assert.Equal(t, terminal, r.sessionOf(state.ChatKey{Chat: state.ChatID(alice)}))
+}
+
+// terminalSessionListed has a session started at a "terminal" (the real
+// CLI, outside untether) and chat's /sessions listing it.
+func (r *rig) terminalSessionListed(chat telegramtest.ChatID) (session string, list telegramtest.Message) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	session, err := r.claude.Converse(ctx, "TERMINAL plans for the week")
+	require.NoError(r.t, err)
+	return session, r.command(chat, "/sessions", "Started outside untether")
 }
