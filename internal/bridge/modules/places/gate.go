@@ -52,8 +52,13 @@ func (m *Module) sessionProject(c *chat.Chat) config.ProjectSettings {
 // beforeSend is the OnSend gate.
 func (m *Module) beforeSend(c *chat.Chat, o *chat.Outgoing) bool {
 	// Writing here takes the session back: a 💻 Terminal pressed during a
-	// turn no longer closes the CLI once its turns are over.
-	*m.terminal.Get(c) = terminalState{}
+	// turn no longer closes the CLI once its turns are over, and one being
+	// closed does not end up the terminal's.
+	if st := m.terminal.Get(c); st.closing {
+		st.takenBack = true
+	} else {
+		*st = terminalState{}
+	}
 	sp := m.spotOf(c)
 	if !m.passOutside(c, o, sp) {
 		return false

@@ -37,6 +37,11 @@ const btnTerminal chat.ButtonKind = 'T'
 type terminalState struct {
 	closeAfter string
 	remote     string // the project's host, for what is said then
+	// closing: the CLI is being closed for the terminal; takenBack: a
+	// message (the user's, or a scheduled or webhook run that waited for
+	// the turn's end) went to Claude meanwhile, so the session is not the
+	// terminal's when the close is done.
+	closing, takenBack bool
 }
 
 // where is where the CLI of a session runs: its project and its working
@@ -203,9 +208,19 @@ func (m *Module) closeForTerminal(c *chat.Chat) {
 // closeFor closes sess's process (the session stays the chat's: its next
 // message resumes it) and then says the session is the terminal's.
 func (m *Module) closeFor(c *chat.Chat, sess *runner.Session, remote string) {
+	st := m.terminal.Get(c)
+	st.closing, st.takenBack = true, false
 	c.Offload(func(ctx context.Context) func() {
 		err := sess.CloseProcess(ctx)
 		return func() {
+			taken := st.takenBack
+			st.closing, st.takenBack = false, false
+			if taken {
+				c.Log().Info().Msg("a message went to Claude while its CLI was closed for a terminal: the session is not the terminal's")
+				c.Reply("💻 A message went to Claude here while it was being closed for the terminal, so Claude here runs this session again. "+
+					"Press 💻 Terminal once that turn is over.", 0)
+				return
+			}
 			if err != nil {
 				c.Log().Error().Err(err).Msg("close the CLI for a terminal")
 				c.Reply("⚠️ Could not close Claude here, so it may still write this session: "+render.EscapeHTML(err.Error()), 0)
