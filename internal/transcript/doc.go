@@ -67,8 +67,14 @@
 //   - Exact turn counts of big files without reading them whole: List then
 //     reports the CLI's own counter (turnPosition.turnIndex) from the tail,
 //     which counts automatic turns too (Summary.TurnsExact is false).
-//   - Which branch of a rewound or forked conversation is current: entries
-//     are exported in file order, abandoned branches included.
+//   - Which branch of a rewound or forked conversation is current, but for
+//     Since: entries are exported in file order, abandoned branches
+//     included. Since marks the turns off the line of the leaf written
+//     last (Turn.Forked, Delta.ForeignLine; line.go): a resume goes on
+//     from that leaf when the CLI that wrote it names it on exiting, which
+//     a caller that lets go of its CLI before resuming can count on. A
+//     leaf another CLI named, or a branch written last by a CLI still
+//     answering, is not told.
 //   - The cost of a session still running: transcripts carry no cost per
 //     message, only token usage (one copy per content block, counted once
 //     here), and a "cost-state" line with the CLI's running total, written

@@ -42,6 +42,13 @@ type entry struct {
 	// cost-state: the CLI's running cost of the session, saved when a
 	// process exits (and on /cost); it carries over --resume.
 	TotalCostUSD *float64 `json:"totalCostUSD"`
+
+	// The entry this one follows: a string, or null for the first entry
+	// and a compaction's boundary, which names the entry it summarised in
+	// LogicalParentUUID (line.go). Raw, so a hostile value only cuts the
+	// line there instead of dropping the entry.
+	ParentUUID        json.RawMessage `json:"parentUuid"`
+	LogicalParentUUID string          `json:"logicalParentUuid"`
 }
 
 type message struct {

@@ -33,6 +33,11 @@ type Turn struct {
 	// "sdk-cli" when it came from a -p run (untether, or a person's
 	// `claude -p`).
 	Entrypoint string
+	// Forked is set when the turn is not on the line a resume goes on
+	// from (line.go): the conversation forked after it was written, and
+	// the other branch was written last, so a CLI resuming the session
+	// does not send it to the model.
+	Forked bool
 }
 
 // Delta is what was appended to a transcript after a Mark.
@@ -63,6 +68,9 @@ type Delta struct {
 	Partial bool
 	// Skipped counts appended lines too long to read (over 8 MiB).
 	Skipped int
+	// Forked counts, of Count, the turns marked Forked. It is 0 when
+	// Partial: the newest entries, which tell the line, were not read.
+	Forked int
 }
 
 // Extended reports whether anyone appended conversation after the mark, or
@@ -90,6 +98,30 @@ func (d Delta) Foreign(own func(uuid string) bool) ([]Turn, int) {
 		out = append(out, t)
 	}
 	return out, d.Count - mine
+}
+
+// ForeignLine splits the count Foreign returns: the foreign turns on the
+// line a resume goes on from, which a CLI started now with --resume sends
+// to the model, and those off it (Forked), which it does not. Turns past
+// the kept ones are foreign, as in Foreign.
+func (d Delta) ForeignLine(own func(uuid string) bool) (onLine, forked int) {
+	keptForked := 0
+	for _, t := range d.Turns {
+		if t.Forked {
+			keptForked++
+		}
+		if t.UUID != "" && own(t.UUID) {
+			continue
+		}
+		if t.Forked {
+			forked++
+		} else {
+			onLine++
+		}
+	}
+	rest := d.Count - len(d.Turns)
+	restForked := min(max(d.Forked-keptForked, 0), rest)
+	return onLine + rest - restForked, forked + restForked
 }
 
 // maxTurns bounds Delta.Turns; Count keeps counting past it.
@@ -167,6 +199,7 @@ func Since(path string, m Mark) (Delta, Mark, error) {
 		start, m.UUIDAt = end, lineAt
 	}
 	next := Mark{ModTime: st.ModTime(), Dev: dev, Ino: ino, UUID: m.UUID, UUIDAt: m.UUIDAt}
+	lin := lineage{prev: m.UUID}
 	sp, err := scan(f, start, size, maxScan, false, func(at int64, line []byte) error {
 		e, ok := decode(line)
 		if !ok {
@@ -175,7 +208,14 @@ func Since(path string, m Mark) (Delta, Mark, error) {
 		if e.UUID != "" {
 			next.UUID, next.UUIDAt = e.UUID, at
 		}
+		count := d.Count
 		d.add(&e)
+		if e.UUID != "" && !e.IsSidechain {
+			lin.add(&e)
+		}
+		if d.Count > count {
+			lin.turns = append(lin.turns, e.UUID)
+		}
 		return nil
 	})
 	if err != nil {
@@ -188,7 +228,19 @@ func Since(path string, m Mark) (Delta, Mark, error) {
 		return d, next, err
 	}
 	next.Size = sp.end
+	d.markForked(lin.offLine())
 	return d, next, nil
+}
+
+// markForked sets Forked on the turns off the line, and counts them.
+func (d *Delta) markForked(off map[string]bool) {
+	if len(off) == 0 {
+		return
+	}
+	d.Forked = len(off)
+	for i := range d.Turns {
+		d.Turns[i].Forked = off[d.Turns[i].UUID]
+	}
 }
 
 // add counts one appended entry.

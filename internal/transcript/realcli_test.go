@@ -48,10 +48,22 @@ func startStream(t *testing.T, ctx context.Context, env *claudetest.Env, args ..
 // the session id.
 func (c *streamCLI) turn(t *testing.T, uuid, prompt string) string {
 	t.Helper()
+	c.send(t, uuid, prompt)
+	return c.result(t, prompt)
+}
+
+// send sends one prompt with uuid, without waiting for its turn.
+func (c *streamCLI) send(t *testing.T, uuid, prompt string) {
+	t.Helper()
 	msg, err := json.Marshal(map[string]any{"type": "user", "uuid": uuid, "message": map[string]any{"role": "user", "content": prompt}})
 	require.NoError(t, err)
 	_, err = c.stdin.Write(append(msg, '\n'))
 	require.NoError(t, err)
+}
+
+// result reads up to the result of prompt's turn; it returns the session id.
+func (c *streamCLI) result(t *testing.T, prompt string) string {
+	t.Helper()
 	for c.out.Scan() {
 		var f struct {
 			Type      string `json:"type"`
@@ -73,6 +85,20 @@ func (c *streamCLI) close(t *testing.T) {
 	for c.out.Scan() {
 	}
 	require.NoError(t, c.cmd.Wait())
+}
+
+// phoneTurn starts the real CLI as untether runs it and has it answer one
+// prompt with uuid own: it returns the CLI, the session id, the session's
+// transcript and its mark after that turn.
+func phoneTurn(t *testing.T, ctx context.Context, env *claudetest.Env, own string) (*streamCLI, string, string, Mark) {
+	t.Helper()
+	cli := startStream(t, ctx, env)
+	id := cli.turn(t, own, "from the phone")
+	path, err := Path(env.Home, env.Workdir, SessionID(id))
+	require.NoError(t, err)
+	m, err := Stamp(path)
+	require.NoError(t, err)
+	return cli, id, path, m
 }
 
 // printMode runs `claude -p --resume id "prompt"` as a person at a terminal
@@ -262,12 +288,7 @@ func TestRealCLIForeignWhileLive(t *testing.T) {
 	defer cancel()
 	const own1, own2 = "0b5c8b7e-2222-4000-8000-000000000001", "0b5c8b7e-2222-4000-8000-000000000002"
 	own := func(uuid string) bool { return uuid == own1 || uuid == own2 }
-	cli := startStream(t, ctx, env)
-	id := cli.turn(t, own1, "from the phone")
-	path, err := Path(env.Home, env.Workdir, SessionID(id))
-	require.NoError(t, err)
-	m, err := Stamp(path)
-	require.NoError(t, err)
+	cli, id, path, m := phoneTurn(t, ctx, env, own1)
 
 	printMode(t, ctx, env, "", "typed at the terminal meanwhile", "--resume", id)
 	require.Equal(t, id, cli.turn(t, own2, "the phone again"))
@@ -283,6 +304,48 @@ func TestRealCLIForeignWhileLive(t *testing.T) {
 	assert.Equal(t, 1, n)
 	assert.Equal(t, []string{"typed at the terminal meanwhile"}, texts(foreign))
 	assert.Equal(t, EntrypointPrint, foreign[0].Entrypoint)
+	if t.Failed() {
+		raw, _ := os.ReadFile(path)
+		t.Logf("transcript:\n%s", raw)
+	}
+}
+
+// TestRealCLIForkWhileBusy: a person's `claude -p --resume` adds a turn
+// while untether's CLI of the session is busy with one. The person's CLI
+// answers the dangling prompt itself and goes on after it; untether's
+// answer, written last, follows its own prompt: the session forks, and a
+// later resume goes on from untether's answer, without the person's turn.
+// Since says so: the turn is Forked, off the line a resume sends.
+func TestRealCLIForkWhileBusy(t *testing.T) {
+	env := claudetest.New(t, fakeapi.Script{Rules: []fakeapi.Rule{{Name: "steady", When: fakeapi.Match{PromptContains: "STEADY"},
+		Replies: []fakeapi.Reply{{Content: []fakeapi.Block{fakeapi.TextBlock(strings.Repeat("steady words ", 40))}, ChunkDelayMs: 150}}}},
+		Default: &fakeapi.Reply{EchoUser: true}})
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	const own1, own2 = "0b5c8b7e-3333-4000-8000-000000000001", "0b5c8b7e-3333-4000-8000-000000000002"
+	own := func(uuid string) bool { return uuid == own1 || uuid == own2 }
+	cli, id, path, m := phoneTurn(t, ctx, env, own1)
+
+	cli.send(t, own2, "STEADY the phone again")
+	require.Eventually(t, func() bool { return len(env.API.ModelCalls()) == 2 }, cliTimeout, 10*time.Millisecond, "the phone's turn is running")
+	printMode(t, ctx, env, "", "typed at the terminal meanwhile", "--resume", id)
+	require.Equal(t, id, cli.result(t, "STEADY the phone again"))
+	cli.close(t) // it names its answer as the session's leaf when it exits
+
+	d, _, err := Since(path, m)
+	require.NoError(t, err)
+	foreign, n := d.Foreign(own)
+	require.Equal(t, 1, n)
+	assert.Equal(t, "typed at the terminal meanwhile", foreign[0].Text)
+	assert.True(t, foreign[0].Forked, "off the line a resume goes on from")
+	on, off := d.ForeignLine(own)
+	assert.Equal(t, []int{0, 1}, []int{on, off})
+
+	printMode(t, ctx, env, "", "resumed later", "--resume", id)
+	calls := env.API.ModelCalls()
+	last := calls[len(calls)-1]
+	assert.True(t, last.AnyUserContains("STEADY the phone again"), "the resume went on from the phone's branch")
+	assert.False(t, last.AnyUserContains("typed at the terminal meanwhile"), "without the terminal's turn")
 	if t.Failed() {
 		raw, _ := os.ReadFile(path)
 		t.Logf("transcript:\n%s", raw)

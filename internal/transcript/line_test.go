@@ -1,0 +1,95 @@
+package transcript
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSinceTellsTheLine: which turns appended after a mark are on the line
+// a resume goes on from. Each fixture in testdata/line is appended to
+// base.jsonl (the phone's first turn, p1), as the CLI 2.1.328 links its
+// entries (uuid, parentUuid, null for a compaction's boundary with
+// logicalParentUuid); the phone's own prompts are p1 and p2. The real CLI
+// makes forked.jsonl's shape when a terminal resumes the session while the
+// phone's CLI is busy with p2 (TestRealCLIForkWhileBusy), and resumes from
+// the branch written last.
+func TestSinceTellsTheLine(t *testing.T) {
+	own := func(u string) bool { return u == "p1" || u == "p2" }
+	for _, tc := range []struct {
+		file           string
+		onLine, forked []string // the foreign turns' texts
+	}{
+		{file: "linear.jsonl", onLine: []string{"TERMINAL at the desk"}},
+		{file: "forked.jsonl", forked: []string{"TERMINAL meanwhile"}},
+		{file: "forked-terminal-last.jsonl", onLine: []string{"TERMINAL meanwhile"}},
+		{file: "both.jsonl", onLine: []string{"TERMINAL at the desk"}, forked: []string{"TERMINAL meanwhile"}},
+		{file: "compacted.jsonl", onLine: []string{"TERMINAL before the compaction"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "s.jsonl")
+			writeFile(t, p, lineFixture(t, "base.jsonl"))
+			m, err := Stamp(p)
+			require.NoError(t, err)
+			appendFile(t, p, lineFixture(t, tc.file))
+			d, _, err := Since(p, m)
+			require.NoError(t, err)
+			foreign, n := d.Foreign(own)
+			var onLine, forked []string
+			for _, tu := range foreign {
+				if tu.Forked {
+					forked = append(forked, tu.Text)
+				} else {
+					onLine = append(onLine, tu.Text)
+				}
+			}
+			assert.Equal(t, tc.onLine, onLine, "on the line")
+			assert.Equal(t, tc.forked, forked, "off it")
+			on, off := d.ForeignLine(own)
+			assert.Equal(t, []int{len(tc.onLine), len(tc.forked)}, []int{on, off})
+			assert.Equal(t, n, on+off, "ForeignLine splits Foreign's count")
+			assert.Equal(t, len(tc.forked), d.Forked)
+		})
+	}
+}
+
+// TestSinceLineWithoutParents: entries that name no parent (older CLIs,
+// hand-written files) are taken as one line, each after the one before.
+func TestSinceLineWithoutParents(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	writeFile(t, p, sdkPrompt(t, "p1", "one")+answer(t, "a1", "x"))
+	m, err := Stamp(p)
+	require.NoError(t, err)
+	appendFile(t, p, typed(t, "t1", "at the desk")+answer(t, "ta1", "y")+sdkPrompt(t, "p2", "two")+answer(t, "a2", "z"))
+	d, _, err := Since(p, m)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"at the desk", "two"}, texts(d.Turns))
+	assert.Zero(t, d.Forked)
+}
+
+// TestForeignLine: the split of Foreign's count, also past the turns kept.
+func TestForeignLine(t *testing.T) {
+	d := Delta{Count: 4, Forked: 2, Turns: []Turn{{UUID: "mine", Forked: true}, {UUID: "theirs"}, {UUID: "aside", Forked: true}, {UUID: "mine2"}}}
+	own := func(u string) bool { return u == "mine" || u == "mine2" }
+	on, off := d.ForeignLine(own)
+	assert.Equal(t, []int{1, 1}, []int{on, off})
+
+	d.Count, d.Forked = 10, 5 // 6 not kept, 3 of them forked
+	on, off = d.ForeignLine(own)
+	assert.Equal(t, []int{4, 4}, []int{on, off})
+	_, n := d.Foreign(own)
+	assert.Equal(t, n, on+off)
+
+	on, off = Delta{}.ForeignLine(own)
+	assert.Equal(t, []int{0, 0}, []int{on, off})
+}
+
+func lineFixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "line", name))
+	require.NoError(t, err)
+	return string(b)
+}
