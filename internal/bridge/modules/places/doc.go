@@ -29,7 +29,9 @@
 // stays unconfirmed, so a restart hands it in again), and a transcript that
 // someone else extended makes the message resume the session in a fresh
 // CLI, saying how many turns it picked up (pickup.go: transcript.Since and
-// Delta.Foreign, by the uuids of untether's own messages). /sessions also
+// Delta.ForeignLine, by the uuids of untether's own messages), and how many
+// it did not: turns typed while Claude here was busy are on a branch the
+// session does not go on with. /sessions also
 // lists the place's sessions started outside untether, from the CLI's own
 // transcripts, in private chats only (sessions.go). For a project on
 // another host none of this can be checked, and untether says so.

@@ -24,16 +24,28 @@ import (
 // The turn says "💻 picked up N turns from the terminal" (also when no CLI
 // was running, which would have read them anyway).
 //
+// Only turns a resume sends to the model are claimed. A terminal that
+// resumes the session while the phone's CLI is busy forks it: the phone's
+// answer, written after the terminal's turn, follows the phone's prompt,
+// so the terminal's turn is on a side branch. The CLI let go of names its
+// last entry when it exits, and the resume goes on from there, without
+// that turn (transcript.Delta.ForeignLine tells it off the line of the
+// leaf written last). The turn says such turns were not picked up and
+// why, rather than claiming them. If the terminal's turn was still being
+// answered when the phone's turn ended, its answer can be the leaf written
+// last when untether reads it, and the turn is then counted as picked up
+// though the resume does not send it: not told apart yet.
+//
 // The look is cheap where it runs, on the actor before the message's turn
 // starts: after each of untether's own turns the mark is moved past that
 // turn off the actor (Since from the mark, counting turns someone else
 // wrote while it ran), so before the next message Since finds the file as
 // it was and reads nothing, unless someone wrote since. A CLI that is busy
 // is not restarted (its turn would be cut off): the message goes to it, and
-// the turns are picked up at the next message that finds it idle. A CLI
-// still open where a reload moved the chat from is not restarted either
-// (that would move the session): the message's turn says how many turns
-// it does not see. Only on this machine: a project on another host has
+// the turns are picked up at the next message that finds it idle, those
+// still on the line. A CLI still open where a reload moved the chat from
+// is not restarted either (that would move the session): the message's
+// turn says how many turns it does not see. Only on this machine: a project on another host has
 // its transcripts there (handoff.go says so). The mark is memory, not stored: after a restart of
 // untether a CLI starts anew for the first message, and reads everything.
 
@@ -47,8 +59,9 @@ type pickup struct {
 	mark   transcript.Mark // where the transcript stood when last read
 	marked bool
 	// unseen counts turns someone else wrote while the live CLI ran one
-	// of untether's (found when the mark moved past it).
-	unseen int
+	// of untether's (found when the mark moved past it) that are on the
+	// line a resume goes on from; forked those off it.
+	unseen, forked int
 	// gen counts the looks taken on the actor: a mark moved off the actor
 	// is kept only when no look was taken meanwhile.
 	gen   int
@@ -82,7 +95,7 @@ func (pk *pickup) about(id, home, dir string) error {
 		return err
 	}
 	if pk.id != id || pk.path != path {
-		pk.id, pk.path, pk.mark, pk.marked, pk.unseen = id, path, transcript.Mark{}, false, 0
+		pk.id, pk.path, pk.mark, pk.marked, pk.unseen, pk.forked = id, path, transcript.Mark{}, false, 0, 0
 		pk.gen++
 	}
 	return nil
@@ -135,7 +148,8 @@ func (m *Module) onEvent(c *chat.Chat, ev runner.Event) {
 
 // markPast moves the mark past the turn that just ended, off the actor:
 // what it read is the turn's own entries, and turns someone else wrote
-// meanwhile (unseen by the live CLI).
+// meanwhile (unseen by the live CLI), on the line a resume goes on from or
+// forked off it.
 func (m *Module) markPast(c *chat.Chat, pk *pickup) {
 	if !pk.marked || c.SessionDir() == "" {
 		return
@@ -155,8 +169,8 @@ func (m *Module) markPast(c *chat.Chat, pk *pickup) {
 				c.Log().Warn().Err(err).Msg("read the session's transcript after a turn")
 				return
 			}
-			_, n := d.Foreign(func(uuid string) bool { return own[uuid] })
-			pk.mark, pk.unseen = next, pk.unseen+n
+			onLine, forked := d.ForeignLine(func(uuid string) bool { return own[uuid] })
+			pk.mark, pk.unseen, pk.forked = next, pk.unseen+onLine, pk.forked+forked
 			if d.Rewritten {
 				pk.unseen++ // the CLI's copy is not the file's any more
 			}
@@ -203,13 +217,29 @@ func (m *Module) checkTranscript(c *chat.Chat, sp spot) {
 		return
 	}
 	pk.gen++
-	_, n := d.Foreign(pk.isOwn)
+	n, forked := d.ForeignLine(pk.isOwn)
 	n += pk.unseen
-	pk.mark, pk.unseen = next, 0
-	if n == 0 && !d.Rewritten {
+	forked += pk.forked
+	pk.mark, pk.unseen, pk.forked = next, 0, 0
+	if forked > 0 {
+		// Neither the live CLI nor a new one sends them: said, not claimed.
+		c.Log().Info().Int("turns", forked).Msg("turns written outside untether are on a branch the session does not go on with")
+		c.Post(func() { c.AddTurnNote(forkedOff(forked)) })
+	}
+	if n == 0 && forked == 0 && !d.Rewritten {
 		return
 	}
-	c.Log().Info().Int("turns", n).Bool("rewritten", d.Rewritten).Bool("live", live).
+	// Forked turns alone let go of the CLI too, not for them (the new CLI
+	// goes on from the same line, without them) but for the session's
+	// next resume: with two branches, the CLI resumes from the leaf the
+	// last "last-prompt" entry names, and a CLI in stream-json mode writes
+	// one after its first turn and when it exits, not after later turns.
+	// The terminal's CLI wrote one for its branch when it exited, so while
+	// this CLI runs, the resume line at a terminal would go on from the
+	// terminal's branch, without this chat's turns since the fork. The CLI
+	// let go of writes its own when it exits, and the line is this one for
+	// everyone.
+	c.Log().Info().Int("turns", n).Int("forked", forked).Bool("rewritten", d.Rewritten).Bool("live", live).
 		Msg("the session's transcript was extended outside untether: it is resumed anew")
 	if live {
 		if c.SessionPlace() != m.placeNow(c) {
@@ -247,6 +277,19 @@ func pickedUp(n int) string { return "💻 picked up " + turnsText(n) + " from t
 func notPickedUp(n int) string {
 	return "💻 " + turnsText(n) + " from the terminal not picked up: a reload moved this chat since Claude here started, " +
 		"so it went on from its own copy"
+}
+
+// forkedOff is the turn's note on the terminal's turns off the line a
+// resume goes on from: typed while Claude here was busy (or left behind by
+// a rewind at the terminal), they are in the transcript but neither the
+// CLI here nor a resumed one sends them to the model.
+func forkedOff(n int) string {
+	it, them := "it is", "it"
+	if n != 1 {
+		it, them = "they are", "them"
+	}
+	return "💻 " + turnsText(n) + " from the terminal not picked up: " + it +
+		" on a branch this conversation does not continue (a turn typed while Claude here was busy forks it), so Claude did not see " + them
 }
 
 // turnsText is "1 turn", "2 turns".

@@ -39,4 +39,10 @@ func TestPickedUpSaysHowMany(t *testing.T) {
 	} {
 		assert.Equal(t, want, notPickedUp(n))
 	}
+	for n, want := range map[int]string{
+		1: "💻 1 turn from the terminal not picked up: it is on a branch this conversation does not continue (a turn typed while Claude here was busy forks it), so Claude did not see it",
+		2: "💻 2 turns from the terminal not picked up: they are on a branch this conversation does not continue (a turn typed while Claude here was busy forks it), so Claude did not see them",
+	} {
+		assert.Equal(t, want, forkedOff(n))
+	}
 }
