@@ -1,7 +1,9 @@
 package bridge_test
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,4 +89,60 @@ func TestTerminalTurnsUnseenWhileThePlaceMoved(t *testing.T) {
 	assert.False(t, pidGone(live))
 	assert.True(t, r.callFor("PHONE back in alpha").AnyUserContains("PHONE while the place moved"))
 	assert.NotContains(t, back.Text, "picked up")
+}
+
+// TestTerminalTurnWhileBusyForks: a terminal adds a turn, with the line as
+// printed, while the phone's CLI is busy with one. The phone's answer,
+// written after it, follows the phone's own prompt, so the session forks:
+// the terminal's turn is on a side branch. The phone's next message does
+// not claim it picked it up, and its model request does not carry it; the
+// answer says so. The CLI is let go of all the same, so that the session's
+// line for the next resume is the phone's (the closing CLI names its leaf
+// in the transcript): the terminal's next resume goes on with the phone's
+// turns, and what it adds is picked up as usual.
+func TestTerminalTurnWhileBusyForks(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	key := state.ChatKey{Chat: state.ChatID(alice)}
+	var person string
+	r := newRig(t, withPersonClaude(&person))
+	line := footerLine(t, r.ask(chat, "REMEMBER plum"))
+
+	const slow = "SLOW tell me more"
+	in := r.say(chat, alice, slow)
+	require.Eventually(t, func() bool {
+		for _, c := range r.claude.API.ModelCalls() {
+			if c.LastPrompt() == slow {
+				return true
+			}
+		}
+		return false
+	}, wait, 20*time.Millisecond, "the phone's turn runs")
+	assert.Equal(t, "echo: TERMINAL while the phone was busy\n", typeAtTerminal(t, line, "TERMINAL while the phone was busy"))
+	for _, m := range r.tg.Snapshot().BotMessages(chat) {
+		require.False(t, m.ReplyTo == in.ID && strings.Contains(m.Text, "⏱"), "the terminal's turn ended before the phone's answer")
+	}
+	r.finalAnswer(chat, in.ID, "slow answer")
+	busy := r.b.ChatPID(key)
+	require.NotZero(t, busy)
+
+	next := r.ask(chat, "PHONE after the fork")
+	call := r.callFor("PHONE after the fork")
+	assert.False(t, call.AnyUserContains("TERMINAL while the phone was busy"), "the model was not sent the terminal's turn")
+	assert.True(t, call.AnyUserContains(slow), "it went on from the phone's branch")
+	assert.NotContains(t, next.Text, "💻 picked up")
+	assert.Contains(t, next.Text, "💻 1 turn from the terminal not picked up: it is on a branch this conversation does not continue "+
+		"(a turn typed while Claude here was busy forks it), so Claude did not see it")
+	assert.Eventually(t, func() bool { return pidGone(busy) }, wait, 20*time.Millisecond, "let go of, so its leaf is the session's")
+	live := r.b.ChatPID(key)
+	require.NotZero(t, live)
+
+	assert.Equal(t, "echo: TERMINAL again\n", typeAtTerminal(t, line, "TERMINAL again"))
+	atDesk := r.callFor("TERMINAL again")
+	assert.True(t, atDesk.AnyUserContains("PHONE after the fork"), "the terminal's resume goes on from the phone's branch")
+	assert.False(t, atDesk.AnyUserContains("TERMINAL while the phone was busy"), "without the forked turn")
+	back := r.ask(chat, "PHONE back again")
+	assert.Contains(t, back.Text, "💻 picked up 1 turn from the terminal")
+	assert.NotContains(t, back.Text, "not picked up")
+	assert.True(t, r.callFor("PHONE back again").AnyUserContains("TERMINAL again"))
+	assert.Eventually(t, func() bool { return pidGone(live) }, wait, 20*time.Millisecond, "the idle CLI was let go of for the pickup")
 }
