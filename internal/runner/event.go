@@ -381,6 +381,12 @@ type TurnCompleted struct {
 	// SafetyStops counts the responses safeguards stopped in this turn:
 	// the growth of the CLI's running safety_stops total.
 	SafetyStops int `json:",omitzero"`
+	// Leaf is the uuid of the turn's last assistant message in the
+	// session's own line (not a subagent's), which the session's transcript
+	// gives its entry: the leaf the CLI names there when it exits, which a
+	// later resume goes on from when the session forked; "" when the turn
+	// had none.
+	Leaf string `json:",omitzero"`
 }
 
 // Aborted reports whether the turn was interrupted.

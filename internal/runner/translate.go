@@ -24,6 +24,7 @@ type Translator struct {
 	answerModel string // the model of the latest main answer text
 	lastMsgID   string
 	lastText    strings.Builder
+	leaf        string // the uuid of the turn's latest main assistant message
 	lastUsage   Usage
 	haveUsage   bool
 	costBase    float64 // the total the CLI reported at the previous result
@@ -180,6 +181,9 @@ func (t *Translator) assistant(f *AssistantFrame, out []Event) []Event {
 	parent := ToolUseID(deref(f.ParentToolUseID))
 	synthetic := f.Message.Model == "<synthetic>" || f.IsAPIErrorMessage
 	main := parent == ""
+	if main && f.UUID != "" {
+		t.leaf = f.UUID
+	}
 	if main && !synthetic && f.Message.Usage != nil {
 		t.lastUsage, t.haveUsage = *f.Message.Usage, true
 	}
@@ -306,6 +310,7 @@ func (t *Translator) result(f *ResultFrame, out []Event) []Event {
 	if ev.Answer == "" && !f.IsError {
 		ev.Answer = t.lastText.String()
 	}
+	ev.Leaf = t.leaf
 	if f.APIErrorStatus != nil {
 		ev.APIErrorStatus = *f.APIErrorStatus
 	}
@@ -350,6 +355,7 @@ func (t *Translator) resetTurn() {
 	t.lastMsgID = ""
 	t.lastText.Reset()
 	t.answerModel = ""
+	t.leaf = ""
 }
 
 // contextWindow picks the window of the turn's model, else the largest one
