@@ -103,32 +103,12 @@ func TestTerminalTurnsUnseenWhileThePlaceMoved(t *testing.T) {
 func TestTerminalTurnWhileBusyForks(t *testing.T) {
 	chat := telegramtest.ChatID(alice)
 	key := state.ChatKey{Chat: state.ChatID(alice)}
-	var person string
-	r := newRig(t, withPersonClaude(&person))
-	line := footerLine(t, r.ask(chat, "REMEMBER plum"))
-
-	const slow = "SLOW tell me more"
-	in := r.say(chat, alice, slow)
-	require.Eventually(t, func() bool {
-		for _, c := range r.claude.API.ModelCalls() {
-			if c.LastPrompt() == slow {
-				return true
-			}
-		}
-		return false
-	}, wait, 20*time.Millisecond, "the phone's turn runs")
-	assert.Equal(t, "echo: TERMINAL while the phone was busy\n", typeAtTerminal(t, line, "TERMINAL while the phone was busy"))
-	for _, m := range r.tg.Snapshot().BotMessages(chat) {
-		require.False(t, m.ReplyTo == in.ID && strings.Contains(m.Text, "⏱"), "the terminal's turn ended before the phone's answer")
-	}
-	r.finalAnswer(chat, in.ID, "slow answer")
-	busy := r.b.ChatPID(key)
-	require.NotZero(t, busy)
+	r, line, busy := forkWhileBusy(t)
 
 	next := r.ask(chat, "PHONE after the fork")
 	call := r.callFor("PHONE after the fork")
 	assert.False(t, call.AnyUserContains("TERMINAL while the phone was busy"), "the model was not sent the terminal's turn")
-	assert.True(t, call.AnyUserContains(slow), "it went on from the phone's branch")
+	assert.True(t, call.AnyUserContains(slowPrompt), "it went on from the phone's branch")
 	assert.NotContains(t, next.Text, "💻 picked up")
 	assert.Contains(t, next.Text, "💻 1 turn from the terminal not picked up: it is on a branch this conversation does not continue "+
 		"(a turn typed while Claude here was busy forks it), so Claude did not see it")
@@ -145,4 +125,51 @@ func TestTerminalTurnWhileBusyForks(t *testing.T) {
 	assert.NotContains(t, back.Text, "not picked up")
 	assert.True(t, r.callFor("PHONE back again").AnyUserContains("TERMINAL again"))
 	assert.Eventually(t, func() bool { return pidGone(live) }, wait, 20*time.Millisecond, "the idle CLI was let go of for the pickup")
+}
+
+// slowPrompt is the phone's turn a terminal's turn forks.
+const slowPrompt = "SLOW tell me more"
+
+// forkWhileBusy starts a session from the phone, types a turn at the
+// terminal with its resume line while the phone's next turn (slowPrompt)
+// runs, and waits for that turn's answer. It returns the rig, the line and
+// the pid of the chat's CLI.
+func forkWhileBusy(t *testing.T) (*rig, string, int) {
+	t.Helper()
+	chat := telegramtest.ChatID(alice)
+	var person string
+	r := newRig(t, withPersonClaude(&person))
+	line := footerLine(t, r.ask(chat, "REMEMBER plum"))
+	in := r.say(chat, alice, slowPrompt)
+	require.Eventually(t, func() bool { return r.callsWith(slowPrompt) > 0 }, wait, 20*time.Millisecond, "the phone's turn runs")
+	assert.Equal(t, "echo: TERMINAL while the phone was busy\n", typeAtTerminal(t, line, "TERMINAL while the phone was busy"))
+	for _, m := range r.tg.Snapshot().BotMessages(chat) {
+		require.False(t, m.ReplyTo == in.ID && strings.Contains(m.Text, "⏱"), "the terminal's turn ended before the phone's answer")
+	}
+	r.finalAnswer(chat, in.ID, "slow answer")
+	pid := r.b.ChatPID(state.ChatKey{Chat: state.ChatID(alice)})
+	require.NotZero(t, pid)
+	return r, line, pid
+}
+
+// TestTerminalTurnsOnTheForkedBranch: after a turn typed at the terminal
+// while the phone's was running forked the session, the terminal resumes
+// again before the phone writes. While the phone's CLI runs, that resume
+// goes on from the terminal's own branch (its CLI named it on exiting), so
+// the new turn is on that branch too, though written last. The phone's
+// next message claims neither: the CLI it lets go of names its own answer
+// on exiting, and the resumed CLI goes on from there, without them.
+func TestTerminalTurnsOnTheForkedBranch(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	r, line, _ := forkWhileBusy(t)
+	assert.Equal(t, "echo: TERMINAL on its branch\n", typeAtTerminal(t, line, "TERMINAL on its branch"))
+	assert.True(t, r.callFor("TERMINAL on its branch").AnyUserContains("TERMINAL while the phone was busy"), "the terminal's resume went on from its branch")
+
+	next := r.ask(chat, "PHONE after the fork")
+	call := r.callFor("PHONE after the fork")
+	assert.False(t, call.AnyUserContains("TERMINAL while the phone was busy"))
+	assert.False(t, call.AnyUserContains("TERMINAL on its branch"), "the model was not sent the branch's turns")
+	assert.True(t, call.AnyUserContains(slowPrompt))
+	assert.NotContains(t, next.Text, "💻 picked up")
+	assert.Contains(t, next.Text, "💻 2 turns from the terminal not picked up: they are on a branch this conversation does not continue")
 }

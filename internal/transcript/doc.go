@@ -19,9 +19,10 @@
 //
 // # What it guarantees
 //
-//   - Bounded work: Stamp reads a file's tail, Since from the mark on, List
-//     at most limit files (whole up to 4 MiB while one call has read under
-//     64 MiB, else the first 1 MiB and last 256 KiB), Export at most the last
+//   - Bounded work: Stamp reads a file's tail, Since from the mark on (and
+//     the 1 MiB before it, for links, when something was appended), List at
+//     most limit files (whole up to 4 MiB while one call has read under 64
+//     MiB, else the first 1 MiB and last 256 KiB), Export at most the last
 //     64 MiB. No line over 8 MiB is held in memory; such lines are skipped
 //     and counted (Delta.Skipped, an export note).
 //   - Hostile input is never fatal: a line that is not a JSON object of the
@@ -70,11 +71,12 @@
 //   - Which branch of a rewound or forked conversation is current, but for
 //     Since: entries are exported in file order, abandoned branches
 //     included. Since marks the turns off the line of the leaf written
-//     last (Turn.Forked, Delta.ForeignLine; line.go): a resume goes on
-//     from that leaf when the CLI that wrote it names it on exiting, which
-//     a caller that lets go of its CLI before resuming can count on. A
-//     leaf another CLI named, or a branch written last by a CLI still
-//     answering, is not told.
+//     last (Turn.Forked), and Delta.ForeignLine, told the last entry of
+//     the caller's own CLI, takes that entry's line while nothing follows
+//     it (line.go): with two branches a resume goes on from the leaf the
+//     last CLI to exit named, which a caller that lets go of its CLI
+//     before resuming can count on. A CLI killed names nothing, and which
+//     branch a resume then takes is not told.
 //   - The cost of a session still running: transcripts carry no cost per
 //     message, only token usage (one copy per content block, counted once
 //     here), and a "cost-state" line with the CLI's running total, written

@@ -15,17 +15,19 @@ import (
 // that is the only one; with more, the leaf the last "last-prompt" entry
 // names, which a CLI writes when it exits (and, in stream-json mode, after
 // its first turn only), or else the leaf written last (checked with the
-// real CLI: the file's order decides, not the timestamps). Since takes the
-// leaf written last among the appended entries, the one a CLI let go of
-// just now names when it exits: after a turn a terminal forked, the
-// caller's answer, when the terminal's turn ended before it. Turns off
-// that leaf's line are marked Forked.
+// real CLI: the file's order decides, not the timestamps). Since marks
+// Forked the turns off the line of the leaf written last among the
+// appended entries. Delta.ForeignLine, told the last entry of the caller's
+// own CLI, takes that entry's line instead while no user or assistant
+// entry follows it: that CLI names it when it exits, so a resume after
+// that goes on from it even when the terminal's branch was written last.
 
 // node is what Since keeps of an appended entry to follow the line.
 type node struct {
 	parent string
 	talk   bool // a user or assistant entry: what the CLI resumes from
-	order  int  // its place among the appended entries
+	order  int  // its place in the file among the entries read
+	before bool // read before the mark, for its links only
 }
 
 // lineage collects the appended entries' links while Since reads.
@@ -53,29 +55,46 @@ func (l *lineage) link(e *entry) string {
 	return p
 }
 
-// add records an appended entry with a uuid (not a sidechain's).
-func (l *lineage) add(e *entry) {
+// add records an entry with a uuid (not a sidechain's): appended, or read
+// before the mark.
+func (l *lineage) add(e *entry, before bool) {
 	if l.nodes == nil {
 		l.nodes = map[string]*node{}
 	}
 	if _, dup := l.nodes[e.UUID]; !dup {
-		l.nodes[e.UUID] = &node{parent: l.link(e), talk: e.Type == "user" || e.Type == "assistant", order: len(l.nodes)}
+		l.nodes[e.UUID] = &node{parent: l.link(e), talk: e.Type == "user" || e.Type == "assistant",
+			order: len(l.nodes), before: before}
 	}
 	l.prev = e.UUID
 }
 
 // offLine reports, for the uuids of turns, which are not on the line of
-// the leaf a resume goes on from. It knows only the appended entries: the
-// leaf is taken among them (what was written since the mark is newer than
-// what was before), and the line followed back until it leaves them. When
-// no leaf can be told, or the links loop, every turn is taken as on it.
+// the leaf written last. It knows only the appended entries: the leaf is
+// taken among them (what was written since the mark is newer than what was
+// before), and the line followed back until it leaves them. When no leaf
+// can be told, or the links loop, every turn is taken as on it.
 func (l *lineage) offLine() map[string]bool {
-	leaf := l.leaf()
-	if leaf == "" {
+	on := l.line(l.leaf())
+	if on == nil {
+		return nil
+	}
+	off := map[string]bool{}
+	for _, u := range l.turns {
+		if u != "" && !on[u] {
+			off[u] = true
+		}
+	}
+	return off
+}
+
+// line is the set of uuids on head's line, back to where it leaves the
+// appended entries; nil when head is "" or the links loop.
+func (l *lineage) line(head string) map[string]bool {
+	if head == "" {
 		return nil
 	}
 	on := map[string]bool{}
-	for u := leaf; u != ""; {
+	for u := head; u != ""; {
 		if on[u] {
 			return nil // a loop: nothing can be told
 		}
@@ -86,13 +105,51 @@ func (l *lineage) offLine() map[string]bool {
 		}
 		u = n.parent
 	}
-	off := map[string]bool{}
-	for _, u := range l.turns {
-		if u != "" && !on[u] {
-			off[u] = true
+	return on
+}
+
+// lineOf is head's line when head, the last entry of a CLI that names it
+// when it exits, is still a leaf: no appended user or assistant entry
+// follows it (the CLI's own attachments may), so the session forked
+// beside it (or nothing was appended after it) and a resume after that CLI
+// exits goes on from it. ok is false when head is "", not among the
+// entries read (appended, or in the backScan bytes before the mark: an
+// entry older than those was written before head, so follows nothing it
+// could), is followed, or the links loop.
+func (l *lineage) lineOf(head string) (on map[string]bool, ok bool) {
+	if l == nil || l.nodes[head] == nil {
+		return nil, false
+	}
+	// follows memoises whether an entry's line reaches head.
+	follows := map[string]bool{head: true}
+	for u, n := range l.nodes {
+		if !n.talk || n.before || u == head {
+			continue
+		}
+		var path []string
+		reached := false
+		for v := u; v != ""; {
+			if r, seen := follows[v]; seen {
+				reached = r
+				break
+			}
+			follows[v] = false // provisional: a loop ends here
+			path = append(path, v)
+			nv, inside := l.nodes[v]
+			if !inside {
+				break
+			}
+			v = nv.parent
+		}
+		for _, v := range path {
+			follows[v] = reached
+		}
+		if reached {
+			return nil, false // a user or assistant entry follows it
 		}
 	}
-	return off
+	on = l.line(head)
+	return on, on != nil
 }
 
 // leaf is the CLI's choice among the appended entries, as when the
@@ -110,8 +167,8 @@ func (l *lineage) leaf() string {
 	var best *node
 	bestID := ""
 	for u, n := range l.nodes {
-		if parents[u] {
-			continue // not an end
+		if parents[u] || n.before {
+			continue // not an end, or not appended
 		}
 		// Back to the nearest user or assistant entry (bounded: a loop
 		// ends the walk).
@@ -119,7 +176,7 @@ func (l *lineage) leaf() string {
 			u = n.parent
 			n = l.nodes[u]
 		}
-		if n == nil || !n.talk || talkParents[u] {
+		if n == nil || !n.talk || n.before || talkParents[u] {
 			continue
 		}
 		if best == nil || n.order > best.order {

@@ -71,6 +71,8 @@ type Delta struct {
 	// Forked counts, of Count, the turns marked Forked. It is 0 when
 	// Partial: the newest entries, which tell the line, were not read.
 	Forked int
+
+	line *lineage // the appended entries' links, for ForeignLine's leaf
 }
 
 // Extended reports whether anyone appended conversation after the mark, or
@@ -101,27 +103,46 @@ func (d Delta) Foreign(own func(uuid string) bool) ([]Turn, int) {
 }
 
 // ForeignLine splits the count Foreign returns: the foreign turns on the
-// line a resume goes on from, which a CLI started now with --resume sends
-// to the model, and those off it (Forked), which it does not. Turns past
-// the kept ones are foreign, as in Foreign.
-func (d Delta) ForeignLine(own func(uuid string) bool) (onLine, forked int) {
-	keptForked := 0
+// line a resume goes on from, which a CLI resuming the session sends to
+// the model, and those off it, which it does not. The line is that of
+// leaf, the last entry of the caller's CLI, which names it when it exits,
+// while nothing appended follows it (the session forked beside it, line.go);
+// else, and when leaf is "", that of the leaf written last (Turn.Forked).
+// Turns past the kept ones are foreign, as in Foreign.
+func (d Delta) ForeignLine(own func(uuid string) bool, leaf string) (onLine, forked int) {
+	off, allOff := d.offLine(leaf)
+	keptOff := 0
 	for _, t := range d.Turns {
-		if t.Forked {
-			keptForked++
+		isOff := off(t)
+		if isOff {
+			keptOff++
 		}
 		if t.UUID != "" && own(t.UUID) {
 			continue
 		}
-		if t.Forked {
+		if isOff {
 			forked++
 		} else {
 			onLine++
 		}
 	}
 	rest := d.Count - len(d.Turns)
-	restForked := min(max(d.Forked-keptForked, 0), rest)
+	restForked := min(max(allOff-keptOff, 0), rest)
 	return onLine + rest - restForked, forked + restForked
+}
+
+// offLine tells which turns are off the line ForeignLine takes, and how
+// many of all the counted turns are.
+func (d Delta) offLine(leaf string) (off func(Turn) bool, allOff int) {
+	if on, ok := d.line.lineOf(leaf); ok {
+		for _, u := range d.line.turns {
+			if u != "" && !on[u] {
+				allOff++
+			}
+		}
+		return func(t Turn) bool { return t.UUID != "" && !on[t.UUID] }, allOff
+	}
+	return func(t Turn) bool { return t.Forked }, d.Forked
 }
 
 // maxTurns bounds Delta.Turns; Count keeps counting past it.
@@ -170,8 +191,9 @@ func stamp(f *os.File, st fs.FileInfo) (Mark, error) {
 
 // Since reports what was appended to the transcript at path after m, and
 // the Mark to keep for next time. It reads from the mark onwards (at most
-// 64 MiB), not the whole file; when the file is unchanged (same file, size
-// and mtime) it reads nothing.
+// 64 MiB), and the links of the 1 MiB before it (for ForeignLine), not the
+// whole file; when the file is unchanged (same file, size and mtime) it
+// reads nothing.
 func Since(path string, m Mark) (Delta, Mark, error) {
 	f, st, err := open(path)
 	if err != nil {
@@ -199,7 +221,11 @@ func Since(path string, m Mark) (Delta, Mark, error) {
 		start, m.UUIDAt = end, lineAt
 	}
 	next := Mark{ModTime: st.ModTime(), Dev: dev, Ino: ino, UUID: m.UUID, UUIDAt: m.UUIDAt}
-	lin := lineage{prev: m.UUID}
+	lin, err := linksBefore(f, start)
+	if err != nil {
+		return Delta{}, m, err
+	}
+	lin.prev = m.UUID
 	sp, err := scan(f, start, size, maxScan, false, func(at int64, line []byte) error {
 		e, ok := decode(line)
 		if !ok {
@@ -211,7 +237,7 @@ func Since(path string, m Mark) (Delta, Mark, error) {
 		count := d.Count
 		d.add(&e)
 		if e.UUID != "" && !e.IsSidechain {
-			lin.add(&e)
+			lin.add(&e, false)
 		}
 		if d.Count > count {
 			lin.turns = append(lin.turns, e.UUID)
@@ -229,7 +255,33 @@ func Since(path string, m Mark) (Delta, Mark, error) {
 	}
 	next.Size = sp.end
 	d.markForked(lin.offLine())
+	d.line = &lin
 	return d, next, nil
+}
+
+// backScan bounds how far before the mark Since reads links: far enough
+// for the end of the caller's own last turn (its answer and what the CLI
+// appends to it), so that ForeignLine can tell whether what was appended
+// follows that answer.
+const backScan = 1 << 20
+
+// linksBefore reads the links of the entries in the backScan bytes before
+// start.
+func linksBefore(f *os.File, start int64) (lineage, error) {
+	var lin lineage
+	if start <= 0 {
+		return lin, nil
+	}
+	_, err := scan(f, max(0, start-backScan), start, 0, true, func(_ int64, line []byte) error {
+		if e, ok := decode(line); ok && e.UUID != "" && !e.IsSidechain {
+			lin.add(&e, true)
+		}
+		return nil
+	})
+	if err != nil {
+		return lin, fmt.Errorf("read transcript before mark: %w", err)
+	}
+	return lin, nil
 }
 
 // markForked sets Forked on the turns off the line, and counts them.

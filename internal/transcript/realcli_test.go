@@ -28,6 +28,7 @@ type streamCLI struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	out   *bufio.Scanner
+	leaf  string // the uuid of the last main assistant message it printed
 }
 
 func startStream(t *testing.T, ctx context.Context, env *claudetest.Env, args ...string) *streamCLI {
@@ -69,8 +70,13 @@ func (c *streamCLI) result(t *testing.T, prompt string) string {
 			Type      string `json:"type"`
 			SessionID string `json:"session_id"`
 			IsError   bool   `json:"is_error"`
+			UUID      string `json:"uuid"`
+			Parent    any    `json:"parent_tool_use_id"`
 		}
-		if json.Unmarshal(c.out.Bytes(), &f) == nil && f.Type == "result" {
+		if json.Unmarshal(c.out.Bytes(), &f) == nil && f.Type == "assistant" && f.Parent == nil {
+			c.leaf = f.UUID // as untether's runner reports it (TurnCompleted.Leaf)
+		}
+		if f.Type == "result" {
 			require.False(t, f.IsError, "turn %q failed: %s", prompt, c.out.Text())
 			return f.SessionID
 		}
@@ -338,8 +344,11 @@ func TestRealCLIForkWhileBusy(t *testing.T) {
 	require.Equal(t, 1, n)
 	assert.Equal(t, "typed at the terminal meanwhile", foreign[0].Text)
 	assert.True(t, foreign[0].Forked, "off the line a resume goes on from")
-	on, off := d.ForeignLine(own)
+	on, off := d.ForeignLine(own, "")
 	assert.Equal(t, []int{0, 1}, []int{on, off})
+	assert.Contains(t, d.line.nodes, cli.leaf, "the uuid the CLI printed for its answer is the answer's entry's")
+	on, off = d.ForeignLine(own, cli.leaf)
+	assert.Equal(t, []int{0, 1}, []int{on, off}, "its answer is a leaf")
 
 	printMode(t, ctx, env, "", "resumed later", "--resume", id)
 	calls := env.API.ModelCalls()

@@ -29,12 +29,12 @@ import (
 // answer, written after the terminal's turn, follows the phone's prompt,
 // so the terminal's turn is on a side branch. The CLI let go of names its
 // last entry when it exits, and the resume goes on from there, without
-// that turn (transcript.Delta.ForeignLine tells it off the line of the
-// leaf written last). The turn says such turns were not picked up and
-// why, rather than claiming them. If the terminal's turn was still being
-// answered when the phone's turn ended, its answer can be the leaf written
-// last when untether reads it, and the turn is then counted as picked up
-// though the resume does not send it: not told apart yet.
+// that turn, nor any the terminal adds after it on its own branch
+// (transcript.Delta.ForeignLine, told that entry: the runner reports the
+// uuid of each turn's last answer, which is its entry's in the transcript).
+// The turn says such turns were not picked up and why, rather than
+// claiming them. A CLI that did not exit cleanly (killed) names nothing,
+// and a resume may go on from the terminal's branch instead: not told.
 //
 // The look is cheap where it runs, on the actor before the message's turn
 // starts: after each of untether's own turns the mark is moved past that
@@ -62,6 +62,11 @@ type pickup struct {
 	// of untether's (found when the mark moved past it) that are on the
 	// line a resume goes on from; forked those off it.
 	unseen, forked int
+	// leaf is the last assistant message of the chat's latest turn, which
+	// its CLI names as the session's leaf when it exits: a resume after it
+	// goes on from there while nothing follows it (runner
+	// TurnCompleted.Leaf, transcript Delta.ForeignLine).
+	leaf string
 	// gen counts the looks taken on the actor: a mark moved off the actor
 	// is kept only when no look was taken meanwhile.
 	gen   int
@@ -95,7 +100,7 @@ func (pk *pickup) about(id, home, dir string) error {
 		return err
 	}
 	if pk.id != id || pk.path != path {
-		pk.id, pk.path, pk.mark, pk.marked, pk.unseen, pk.forked = id, path, transcript.Mark{}, false, 0, 0
+		pk.id, pk.path, pk.mark, pk.marked, pk.unseen, pk.forked, pk.leaf = id, path, transcript.Mark{}, false, 0, 0, ""
 		pk.gen++
 	}
 	return nil
@@ -142,6 +147,7 @@ func (m *Module) onEvent(c *chat.Chat, ev runner.Event) {
 		for _, u := range e.Messages {
 			pk.noteOwn(u)
 		}
+		pk.leaf = e.Leaf // "" when unknown: the leaf written last is taken
 		m.markPast(c, pk)
 	}
 }
@@ -154,7 +160,7 @@ func (m *Module) markPast(c *chat.Chat, pk *pickup) {
 	if !pk.marked || c.SessionDir() == "" {
 		return
 	}
-	gen, path, mark := pk.gen, pk.path, pk.mark
+	gen, path, mark, leaf := pk.gen, pk.path, pk.mark, pk.leaf
 	own := make(map[string]bool, len(pk.own))
 	for u := range pk.own {
 		own[u] = true
@@ -169,7 +175,7 @@ func (m *Module) markPast(c *chat.Chat, pk *pickup) {
 				c.Log().Warn().Err(err).Msg("read the session's transcript after a turn")
 				return
 			}
-			onLine, forked := d.ForeignLine(func(uuid string) bool { return own[uuid] })
+			onLine, forked := d.ForeignLine(func(uuid string) bool { return own[uuid] }, leaf)
 			pk.mark, pk.unseen, pk.forked = next, pk.unseen+onLine, pk.forked+forked
 			if d.Rewritten {
 				pk.unseen++ // the CLI's copy is not the file's any more
@@ -217,7 +223,7 @@ func (m *Module) checkTranscript(c *chat.Chat, sp spot) {
 		return
 	}
 	pk.gen++
-	n, forked := d.ForeignLine(pk.isOwn)
+	n, forked := d.ForeignLine(pk.isOwn, pk.leaf)
 	n += pk.unseen
 	forked += pk.forked
 	pk.mark, pk.unseen, pk.forked = next, 0, 0
