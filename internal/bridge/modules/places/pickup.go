@@ -252,9 +252,10 @@ func (m *Module) checkTranscript(c *chat.Chat, sp spot) {
 			// A reload moved the chat's place: letting go of the CLI would
 			// move the session too, so the message goes on to it as it is.
 			// It answers from its own copy of the conversation, and the
-			// session forks there: a later resume goes on from the newest
-			// entry, this answer, so the terminal's turns are never picked
-			// up. The turn says so, rather than a later one claiming them.
+			// session forks there: the CLI names its answer when it exits,
+			// and a later resume goes on from it, so the terminal's turns
+			// are never picked up. The turn says so, rather than a later
+			// one claiming them.
 			c.Log().Warn().Int("turns", n).Msg("the chat's place moved since its CLI started; not restarting it, so the terminal's turns are not picked up")
 			if n > 0 {
 				c.Post(func() { c.AddTurnNote(notPickedUp(n)) })
