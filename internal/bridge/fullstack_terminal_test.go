@@ -209,6 +209,7 @@ type atTerminal struct {
 	in   *os.File
 	out  string
 	id   string
+	pid  int // the terminal's claude, once settled
 	done bool
 }
 
@@ -228,7 +229,20 @@ func startAtTerminal(t *testing.T, line, id string) *atTerminal {
 	require.NoError(t, err)
 	a := &atTerminal{t: t, in: in, out: out, id: id}
 	t.Cleanup(a.kill)
-	require.Eventually(t, func() bool { return len(a.found()) > 0 }, wait, 20*time.Millisecond, "the terminal's claude runs")
+	// The same pid in two scans in a row: while a starting process execs,
+	// its command line reads empty and a scan passes it over, so one scan
+	// that found it does not promise the next will (a test indexing a
+	// later scan failed so, 1 run in many).
+	require.Eventually(t, func() bool {
+		found := a.found()
+		seen := len(found) > 0 && found[0].PID == a.pid
+		if len(found) > 0 {
+			a.pid = found[0].PID
+		} else {
+			a.pid = 0
+		}
+		return seen
+	}, wait, 20*time.Millisecond, "the terminal's claude runs")
 	return a
 }
 
@@ -278,7 +292,7 @@ func TestTerminalClaudeRunningWarns(t *testing.T) {
 	first := r.ask(chat, "REMEMBER papaya")
 	id := r.sessionOf(key)
 	desk := startAtTerminal(t, footerLine(t, first), id)
-	pid := desk.found()[0].PID
+	pid := desk.pid
 
 	asked := func(in telegramtest.Message) telegramtest.Message {
 		t.Helper()
