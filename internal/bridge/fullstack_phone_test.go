@@ -1,7 +1,9 @@
 package bridge_test
 
 import (
+	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -215,4 +217,41 @@ func TestAlbumInAMentionGroupKeepsEveryPart(t *testing.T) {
 	body := r.lastCallWith("GROUPALBUM")
 	assert.Equal(t, 3, strings.Count(body, `"type":"image"`), "every part of the album, and only those")
 	assert.Len(t, r.claude.API.ModelCalls(), 1)
+}
+
+// TestForwardsClaudeCannotStartAreNotReplayed: forwards and a comment
+// whose Claude cannot start (its project directory is gone) get the
+// error, and their updates are confirmed: a restart does not hand them in
+// again, and the update offset moves past them. (The batch is refused
+// before sendOutgoing's own start, so this does not reach the branch
+// that confirms a held message there.)
+func TestForwardsClaudeCannotStartAreNotReplayed(t *testing.T) {
+	chat := telegramtest.ChatID(alice)
+	r := newRig(t)
+	require.NoError(t, os.RemoveAll(r.claude.Workdir))
+	date := time.Date(2025, 5, 6, 7, 8, 0, 0, time.UTC)
+	r.tg.UserSends(chat, aliceUser, "the build is red again", telegramtest.Forwarded(telegramtest.ForwardOrigin{
+		Type: "hidden_user", SenderUserName: "Carol", Date: date}))
+	in := r.tg.UserSends(chat, aliceUser, "NOSTART can you look?")
+	isError := func(m telegramtest.Message) bool { return strings.HasPrefix(m.Text, "⚠️ Claude could not start") }
+	r.waitBot(chat, "the error", isError)
+	require.NoError(t, os.MkdirAll(r.claude.Workdir, 0o755))
+	last := int64(r.tg.Snapshot().UpdateOf(chat, in.ID))
+	require.Eventually(t, func() bool {
+		off, err := r.store.LastUpdateID(context.Background())
+		return err == nil && off >= last
+	}, 10*time.Second, 500*time.Millisecond, "the updates are confirmed")
+
+	r.stop()
+	r.start()
+	next := r.say(chat, alice, "after the restart")
+	r.finalAnswer(chat, next.ID, "echo: after the restart")
+	assert.False(t, r.modelSaw("NOSTART"), "not replayed to Claude after the restart")
+	n := 0
+	for _, m := range r.tg.Snapshot().BotMessages(chat) {
+		if isError(m) {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "the error is said once")
 }

@@ -160,7 +160,7 @@ func (c *Chat) sendOutgoing(o *Outgoing) {
 	if _, err := c.ensureSession(); err != nil {
 		c.logger().Error().Err(err).Msg("create session")
 		c.reply(c.startErrorText(err), o.msgID) // projects.go
-		o.settle()
+		c.finishOutgoing(o)                     // told: a held message or a batch is not handed in again
 		return
 	}
 	if c.turn == nil || c.turn.done {

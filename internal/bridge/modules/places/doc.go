@@ -22,8 +22,9 @@
 // goes on with its session at a terminal (internal/handoff builds it from
 // the project's directory, binary, HOME and host, and the daemon's
 // account), and 💻 Terminal, which sends the line alone and closes the
-// chat's CLI once its turn is over (handoff.go); /status and /sessions
-// show the line too. Before each message to Claude (gate.go), a claude
+// chat's CLI once its turn is over (handoff.go; a message that reaches
+// Claude here while it closes takes the session back, and the chat is
+// told so); /status and /sessions show the line too. Before each message to Claude (gate.go), a claude
 // outside untether running the session on this machine holds the message
 // and asks first (outside.go: runner.FindOutside; a held message's update
 // stays unconfirmed, so a restart hands it in again), and a transcript that
