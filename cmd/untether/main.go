@@ -299,7 +299,7 @@ func watchdog(ctx context.Context, ready <-chan struct{}, b *bridge.Bridge, sd *
 // as systemd's restart follows soon; without one, where nothing restarts
 // the daemon, when the trouble starts and then every progressLogEvery
 // while it lasts (its text carries counts that change at every tick, so
-// it is not compared).
+// it is not compared), and once when it ends.
 type progressLog struct {
 	log    *zerolog.Logger
 	logged time.Time // when the trouble was last logged without a watchdog; zero while there is none
@@ -313,6 +313,9 @@ const progressLogEvery = 5 * time.Minute
 func (p *progressLog) healthy(err error, watched bool, now time.Time) bool {
 	switch {
 	case err == nil:
+		if !p.logged.IsZero() {
+			p.log.Info().Msg("the daemon is making progress again")
+		}
 		p.logged = time.Time{}
 		return true
 	case watched:

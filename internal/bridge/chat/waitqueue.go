@@ -67,6 +67,12 @@ func (w WaitQueue[T]) Add(c *Chat, v T) {
 func (q *chatQueue) run(c *Chat) {
 	w := q.slot.Get(c)
 	for len(w.items) > 0 {
+		// A busy chat keeps what the phone module collects (an album,
+		// forwards) for their own wait; a free one sends it first.
+		if c.busy() {
+			q.poll(c)
+			return
+		}
 		c.flushPending()
 		if c.busy() {
 			q.poll(c)

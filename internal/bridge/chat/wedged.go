@@ -64,8 +64,8 @@ func (b *Engine) wedged(now time.Time) error {
 	if len(found) == 0 {
 		return nil
 	}
-	// Oldest first, then by key: the text is the same at every probe, so
-	// a log deduplicating findings sees one.
+	// Oldest first (Public reads the longest wedged from the first), then
+	// by key, so the order is the same at every probe.
 	slices.SortFunc(found, func(a, b WedgedChat) int {
 		if c := a.Since.Compare(b.Since); c != 0 {
 			return c

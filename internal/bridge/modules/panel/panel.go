@@ -127,9 +127,10 @@ func (m *Module) edit(c *chat.Chat, msg *outbox.Message, content outbox.Content)
 		res, err := p.Wait(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			// Telegram's refusals the outbox logs too, but not an edit it
-			// refused itself (an invalid content, a blocked chat).
-			return func() { c.Log().Info().Err(err).Msg("edit the control panel") }
+			// Telegram's refusals the outbox logs itself; one it made
+			// (an invalid content, a blocked chat) comes at each redraw,
+			// so only at debug.
+			return func() { c.Log().Debug().Err(err).Msg("edit the control panel") }
 		case err == nil && res.Outcome == outbox.OutcomeGone:
 			return func() { m.forget(c, msg) }
 		}

@@ -53,15 +53,18 @@ func (m *Module) sessionProject(c *chat.Chat) config.ProjectSettings {
 func (m *Module) beforeSend(c *chat.Chat, o *chat.Outgoing) bool {
 	// Writing here takes the session back: a 💻 Terminal pressed during a
 	// turn no longer closes the CLI once its turns are over, and one being
-	// closed does not end up the terminal's.
-	if st := m.terminal.Get(c); st.closing {
-		st.takenBack = true
-	} else {
+	// closed does not end up the terminal's once the message goes on (one
+	// held for a claude at the terminal does not).
+	st := m.terminal.Get(c)
+	if !st.closing {
 		*st = terminalState{}
 	}
 	sp := m.spotOf(c)
 	if !m.passOutside(c, o, sp) {
 		return false
+	}
+	if st.closing {
+		st.takenBack = true
 	}
 	m.checkTranscript(c, sp)
 	return true

@@ -216,7 +216,7 @@ func (m *Module) closeFor(c *chat.Chat, sess *runner.Session, remote string) {
 			taken := st.takenBack
 			st.closing, st.takenBack = false, false
 			if taken {
-				c.Log().Info().Msg("a message went to Claude while its CLI was closed for a terminal: the session is not the terminal's")
+				c.Log().Info().AnErr("close_error", err).Msg("a message went to Claude while its CLI was closed for a terminal: the session is not the terminal's")
 				c.Reply("💻 A message went to Claude here while it was being closed for the terminal, so Claude here runs this session again. "+
 					"Press 💻 Terminal once that turn is over.", 0)
 				return
