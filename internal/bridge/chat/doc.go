@@ -78,6 +78,7 @@
 // per-chat state lives in a typed Slot the actor owns (slot.go), and work
 // that waits for a chat to be free (a scheduled run, a webhook's) in a
 // WaitQueue: every module's such work joins the chat's one queue, which
-// goes oldest first (waitqueue.go). The bridge's
+// goes oldest first (waitqueue.go). A limit retry, which goes back to the
+// place it was refused in, waits on its own (schedules). The bridge's
 // update routing reaches the engine through router.go.
 package chat

@@ -12,7 +12,9 @@
 // no chat's mailbox is stuck), so a supervisor watching /healthz restarts
 // the daemon exactly when systemd would. Trouble a restart would not cure,
 // or would make worse, does not fail it: a full disk, for one, leaves
-// /healthz at 200 and names the trouble in the body (Conditions), because
+// /healthz at 200 and names the trouble in the body (Conditions; their
+// text is shown as raised, a state write's SQLite error included, which
+// may name the database's path), because
 // untether keeps refused state writes in memory until the disk takes them
 // again and a restart would lose them.
 //
