@@ -12,7 +12,8 @@ import (
 // waits, whichever module's: every WaitQueue of a registry puts its work
 // in the chat's one queue, everything joins it, even while the chat is
 // free, and the queue goes oldest first for as long as the chat is free.
-// An album or forwards being collected go first. Waiting work looks again
+// (A limit retry does not use it.) An album or forwards being collected
+// go first once the chat is free. Waiting work looks again
 // when a turn ends or the CLI exits, and every waitQueuePoll besides, as a
 // safety net for a chat freed some other way.
 type WaitQueue[T any] struct {
