@@ -12,7 +12,10 @@ import (
 // queue operations, api-request records, cost-state, …); unknown ones are
 // ignored, and a line that does not decode is skipped, never fatal.
 type entry struct {
-	Type        string `json:"type"`
+	Type string `json:"type"`
+	// LeafUUID is the leaf a "last-prompt" entry names: a CLI writes one
+	// when it exits, and a resume goes on from the last one named.
+	LeafUUID    string `json:"leafUuid"`
 	Subtype     string `json:"subtype"`
 	UUID        string `json:"uuid"`
 	SessionID   string `json:"sessionId"`

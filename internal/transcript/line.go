@@ -35,6 +35,14 @@ type lineage struct {
 	nodes map[string]*node
 	prev  string   // the last uuid read, for entries that name no parent
 	turns []string // the uuids of the counted turns, oldest first
+	named string   // the leaf the last "last-prompt" entry read names
+}
+
+// name notes e's leaf when it is a "last-prompt" entry.
+func (l *lineage) name(e *entry) {
+	if e.Type == "last-prompt" && e.LeafUUID != "" {
+		l.named = e.LeafUUID
+	}
 }
 
 // link returns the uuid e follows: its parentUuid, or, for a compaction

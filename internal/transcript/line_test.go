@@ -92,8 +92,22 @@ func TestForeignLineFromTheCallersLeaf(t *testing.T) {
 	require.NoError(t, err)
 	on, off := d.ForeignLine(own, "a2")
 	assert.Equal(t, []int{0, 1}, []int{on, off}, "off the line of the phone's answer")
+	// No CLI of the caller's runs: the last "last-prompt" decides, the
+	// phone's CLI's naming a2 when it exited, so t2 is off the line too.
 	on, off = d.ForeignLine(own, "")
-	assert.Equal(t, []int{1, 0}, []int{on, off})
+	assert.Equal(t, []int{0, 1}, []int{on, off}, "the phone's CLI exited last")
+
+	// The terminal's claude answers and exits after it, naming its answer:
+	// a resume goes on from there, with t2.
+	appendFile(t, p, jsonLine(t, map[string]any{"parentUuid": "t2", "isSidechain": false, "type": "assistant", "uuid": "ta2",
+		"timestamp": "2026-12-02T14:32:01.000Z", "message": map[string]any{"role": "assistant", "content": "ok"}, "entrypoint": "sdk-cli"}))
+	appendFile(t, p, jsonLine(t, map[string]any{"type": "last-prompt", "lastPrompt": "x", "leafUuid": "ta2"}))
+	d, _, err = Since(p, m)
+	require.NoError(t, err)
+	on, off = d.ForeignLine(own, "")
+	assert.Equal(t, []int{1, 0}, []int{on, off}, "the terminal's claude exited last")
+	on, off = d.ForeignLine(own, "a2")
+	assert.Equal(t, []int{0, 1}, []int{on, off}, "the phone's CLI, let go of now, exits last")
 }
 
 // TestSinceLineWithoutParents: entries that name no parent (older CLIs,

@@ -106,8 +106,11 @@ func (d Delta) Foreign(own func(uuid string) bool) ([]Turn, int) {
 // line a resume goes on from, which a CLI resuming the session sends to
 // the model, and those off it, which it does not. The line is that of
 // leaf, the last entry of the caller's CLI, which names it when it exits,
-// while nothing appended follows it (the session forked beside it, line.go);
-// else, and when leaf is "", that of the leaf written last (Turn.Forked).
+// while nothing appended follows it (the session forked beside it, line.go):
+// pass it when that CLI is let go of now, so it exits last. With leaf ""
+// (no CLI of the caller's runs: the last to exit has named its leaf), the
+// line of the leaf the last "last-prompt" entry read names, on the same
+// condition; else that of the leaf written last (Turn.Forked).
 // Turns past the kept ones are foreign, as in Foreign.
 func (d Delta) ForeignLine(own func(uuid string) bool, leaf string) (onLine, forked int) {
 	off, allOff := d.offLine(leaf)
@@ -134,6 +137,9 @@ func (d Delta) ForeignLine(own func(uuid string) bool, leaf string) (onLine, for
 // offLine tells which turns are off the line ForeignLine takes, and how
 // many of all the counted turns are.
 func (d Delta) offLine(leaf string) (off func(Turn) bool, allOff int) {
+	if leaf == "" && d.line != nil {
+		leaf = d.line.named
+	}
 	if on, ok := d.line.lineOf(leaf); ok {
 		for _, u := range d.line.turns {
 			if u != "" && !on[u] {
@@ -234,6 +240,7 @@ func Since(path string, m Mark) (Delta, Mark, error) {
 		if e.UUID != "" {
 			next.UUID, next.UUIDAt = e.UUID, at
 		}
+		lin.name(&e)
 		count := d.Count
 		d.add(&e)
 		if e.UUID != "" && !e.IsSidechain {
@@ -273,8 +280,11 @@ func linksBefore(f *os.File, start int64) (lineage, error) {
 		return lin, nil
 	}
 	_, err := scan(f, max(0, start-backScan), start, 0, true, func(_ int64, line []byte) error {
-		if e, ok := decode(line); ok && e.UUID != "" && !e.IsSidechain {
-			lin.add(&e, true)
+		if e, ok := decode(line); ok {
+			lin.name(&e)
+			if e.UUID != "" && !e.IsSidechain {
+				lin.add(&e, true)
+			}
 		}
 		return nil
 	})

@@ -223,7 +223,14 @@ func (m *Module) checkTranscript(c *chat.Chat, sp spot) {
 		return
 	}
 	pk.gen++
-	n, forked := d.ForeignLine(pk.isOwn, pk.leaf)
+	// The line the next CLI goes on from is named by the last CLI to exit:
+	// the live one, let go of below, names its last answer; with none live
+	// the transcript's last "last-prompt" says (ForeignLine with "").
+	leaf := ""
+	if live {
+		leaf = pk.leaf
+	}
+	n, forked := d.ForeignLine(pk.isOwn, leaf)
 	n += pk.unseen
 	forked += pk.forked
 	pk.mark, pk.unseen, pk.forked = next, 0, 0
@@ -246,7 +253,7 @@ func (m *Module) checkTranscript(c *chat.Chat, sp spot) {
 	// let go of writes its own when it exits, and the line is this one for
 	// everyone.
 	c.Log().Info().Int("turns", n).Int("forked", forked).Bool("rewritten", d.Rewritten).Bool("live", live).
-		Msg("the session's transcript was extended outside untether: it is resumed anew")
+		Msg("the session's transcript was extended outside untether")
 	if live {
 		if c.SessionPlace() != m.placeNow(c) {
 			// A reload moved the chat's place: letting go of the CLI would
