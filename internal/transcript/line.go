@@ -38,6 +38,22 @@ type lineage struct {
 	named string   // the leaf the last "last-prompt" entry read names
 }
 
+// merge adds the entries read before the mark; an appended entry, and a
+// "last-prompt" entry appended, win.
+func (l *lineage) merge(before lineage) {
+	if l.nodes == nil {
+		l.nodes = map[string]*node{}
+	}
+	for u, n := range before.nodes {
+		if _, dup := l.nodes[u]; !dup {
+			l.nodes[u] = n
+		}
+	}
+	if l.named == "" {
+		l.named = before.named
+	}
+}
+
 // name notes e's leaf when it is a "last-prompt" entry.
 func (l *lineage) name(e *entry) {
 	if e.Type == "last-prompt" && e.LeafUUID != "" {

@@ -227,10 +227,7 @@ func Since(path string, m Mark) (Delta, Mark, error) {
 		start, m.UUIDAt = end, lineAt
 	}
 	next := Mark{ModTime: st.ModTime(), Dev: dev, Ino: ino, UUID: m.UUID, UUIDAt: m.UUIDAt}
-	lin, err := linksBefore(f, start)
-	if err != nil {
-		return Delta{}, m, err
-	}
+	var lin lineage
 	lin.prev = m.UUID
 	sp, err := scan(f, start, size, maxScan, false, func(at int64, line []byte) error {
 		e, ok := decode(line)
@@ -261,6 +258,16 @@ func Since(path string, m Mark) (Delta, Mark, error) {
 		return d, next, err
 	}
 	next.Size = sp.end
+	if len(lin.turns) > 0 {
+		// The links before the mark matter only to place appended turns
+		// (the CLI's own bookkeeping lines at its exit append none): read
+		// them then, not at every change of the file.
+		before, err := linksBefore(f, start)
+		if err != nil {
+			return Delta{}, m, err
+		}
+		lin.merge(before)
+	}
 	d.markForked(lin.offLine())
 	d.line = &lin
 	return d, next, nil
