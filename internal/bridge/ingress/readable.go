@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -28,11 +29,14 @@ func ReadableOf(m *models.Message, raw []byte) Readable {
 		return Readable{}
 	}
 	out := Readable{Msg: m}
-	// The raw update is decoded again only for a message, or the message
-	// it replies to, that has no text or caption: most messages have both,
-	// and this runs for every message and edit.
+	// The raw update is decoded again only for what the library drops, a
+	// rich message, in a message, or the message it replies to, that has
+	// no text or caption (a photo without one, a voice note, a sticker):
+	// this runs for every message and edit.
+	needMsg := m.Text == "" && m.Caption == ""
+	needReply := m.ReplyToMessage != nil && m.ReplyToMessage.Text == "" && m.ReplyToMessage.Caption == ""
 	var msg, reply map[string]json.RawMessage
-	if (m.Text == "" && m.Caption == "") || (m.ReplyToMessage != nil && m.ReplyToMessage.Text == "" && m.ReplyToMessage.Caption == "") {
+	if (needMsg || needReply) && bytes.Contains(raw, []byte(`"rich_message"`)) {
 		msg, reply = rawMessage(raw)
 	}
 	copied := false
@@ -43,7 +47,7 @@ func ReadableOf(m *models.Message, raw []byte) Readable {
 		}
 		return out.Msg
 	}
-	if m.Text == "" && m.Caption == "" {
+	if needMsg {
 		switch {
 		case len(msg["rich_message"]) > 0 && string(msg["rich_message"]) != "null":
 			text, unread, ok := richText(msg["rich_message"])
@@ -60,7 +64,7 @@ func ReadableOf(m *models.Message, raw []byte) Readable {
 			own().Text = checklistText(m.Checklist)
 		}
 	}
-	if r := m.ReplyToMessage; r != nil && r.Text == "" && r.Caption == "" {
+	if r := m.ReplyToMessage; needReply {
 		var text string
 		switch {
 		case len(reply["rich_message"]) > 0 && string(reply["rich_message"]) != "null":
