@@ -59,20 +59,21 @@ type refusal int
 
 const (
 	mayContinue    refusal = iota
+	ownSession             // the chat's own: it may, as its own
 	othersSession          // another chat ran it: never shown here
 	ownerUnknown           // the state could not say whose it is
 	outsideInGroup         // started outside untether, and this is a group
 )
 
 // whyNot says why the chat may not continue session id, given whose it
-// is: mayContinue when it may.
+// is: mayContinue or ownSession when it may.
 func (m *Module) whyNot(c *chat.Chat, id string) refusal {
 	se, err := m.store.GetSession(c.Ctx(), id)
 	switch {
 	case err == nil && se.Key != c.Key():
 		return othersSession
 	case err == nil:
-		return mayContinue
+		return ownSession
 	case !errors.Is(err, state.ErrNotFound):
 		c.Log().Error().Err(err).Str("session", id).Msg("read whose a session is")
 		return ownerUnknown

@@ -18,7 +18,7 @@ import (
 // message from the phone goes to Claude, untether reads what was appended
 // to the transcript since it last looked (transcript.Since, from a Mark),
 // sets apart the turns it wrote itself (by the uuids it gave its messages,
-// transcript.Delta.Foreign), and, when someone else added turns, lets go
+// transcript.Delta.ForeignLine), and, when someone else added turns, lets go
 // of the live CLI (chat.ReopenSession): the message then resumes the
 // session in a new CLI, which reads the whole transcript when it starts.
 // The turn says "💻 picked up N turns from the terminal" (also when no CLI

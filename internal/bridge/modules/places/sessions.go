@@ -189,15 +189,16 @@ func (m *Module) resumeOutside(c *chat.Chat, listed, id string, respond func(str
 		respond("This " + c.ChatWord() + " works in another place since that list was made. Send /sessions again.")
 		return
 	}
-	if why := m.resumeRefusal(c, id); why != "" {
-		c.Log().Info().Str("session", id).Msg("refused ▶️ Resume: the session is not this chat's to see")
-		respond(why)
-		return
-	}
-	if _, err := m.store.GetSession(c.Ctx(), id); err == nil {
+	switch r := m.whyNot(c, id); r {
+	case mayContinue:
+	case ownSession:
 		// Listed as started outside untether, it became this chat's own
 		// since (taken up with /continue): resumed as one, and said so.
 		c.ResumeSession(id, respond)
+		return
+	default:
+		c.Log().Info().Str("session", id).Msg("refused ▶️ Resume: the session is not this chat's to see")
+		respond(m.resumeRefusal(c, r))
 		return
 	}
 	dir := chat.PlaceDir(p, pl)
@@ -218,12 +219,14 @@ func (m *Module) resumeOutside(c *chat.Chat, listed, id string, respond func(str
 	respond("↩️ Your next message continues session " + render.Code(id) + ", started outside untether, in " + render.Bold(pl.String()) + ".")
 }
 
-// resumeRefusal says why a ▶️ press may not resume session id, one that
-// was started outside untether when the list was made ("" when it may).
-// The reasons are /continue's (continue.go), but the press named this
+// resumeRefusal says why a ▶️ press may not resume a session that was
+// started outside untether when the list was made, for refusal r. The
+// reasons are /continue's (continue.go), but the press named this
 // session: it need not be the most recent, and /continue was not used.
-func (m *Module) resumeRefusal(c *chat.Chat, id string) string {
-	switch m.whyNot(c, id) {
+// (A group's /sessions lists no such session; outsideInGroup is kept so
+// that a press from elsewhere is refused all the same.)
+func (m *Module) resumeRefusal(c *chat.Chat, r refusal) string {
+	switch r {
 	case othersSession:
 		return "🔒 That session is another chat's now: it was continued there after this list was made, and ▶️ resumes only this " +
 			c.ChatWord() + "'s own sessions" + m.orTerminal(c) + ". Send /sessions again for this " + c.ChatWord() + "'s."
