@@ -205,6 +205,19 @@ func TestLoginEnds(t *testing.T) {
 	second := r.say(chat, alice, "/login")
 	r.edited(chat, lm1.ID, "✖️ Replaced by a newer /login.")
 	lm2 := r.loginMessage(chat, second.ID)
+	overs := func() int {
+		n := 0
+		for _, m := range r.tg.Snapshot().BotMessages(chat) {
+			if strings.Contains(m.Text, "That sign-in is over, so the code was not used") {
+				n++
+			}
+		}
+		return n
+	}
+	// A code in reply to the replaced login is not typed at the new one,
+	// which the cancel below then finds still waiting.
+	stale := r.tg.UserSends(chat, user, goodCode, telegramtest.ReplyingTo(lm1.ID))
+	require.Eventually(t, func() bool { return overs() == 1 }, wait, 20*time.Millisecond, "the replaced sign-in is over")
 
 	c := r.say(chat, alice, "/cancel")
 	r.waitBot(chat, "cancelling", func(m telegramtest.Message) bool {
@@ -230,10 +243,8 @@ func TestLoginEnds(t *testing.T) {
 	})
 
 	late := r.tg.UserSends(chat, user, goodCode, telegramtest.ReplyingTo(lm4.ID))
-	r.waitBot(chat, "over", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Text, "That sign-in is over, so the code was not used")
-	})
-	for _, id := range []telegramtest.MessageID{wrong.ID, late.ID} {
+	require.Eventually(t, func() bool { return overs() == 2 }, wait, 20*time.Millisecond, "the timed-out sign-in is over")
+	for _, id := range []telegramtest.MessageID{stale.ID, wrong.ID, late.ID} {
 		m, _ := r.tg.Message(chat, id)
 		assert.True(t, m.Deleted, "message %d deleted", id)
 	}

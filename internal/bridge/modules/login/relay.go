@@ -260,13 +260,16 @@ func (m *Module) takeCode(c *chat.Chat, in *chat.Inbound) bool {
 	st := m.state.Get(c)
 	a := st.cur
 	toLogin := replyToLogin(msg)
-	if a == nil || a.msg == nil || a.sess == nil || a.codeSent {
+	// A reply to an earlier sign-in's message (a second /login replaced
+	// it) is a code for a sign-in that is over.
+	earlier := toLogin && (a == nil || a.msg == nil || int(a.msg.ID()) != msg.ReplyToMessage.ID)
+	if earlier || a == nil || a.msg == nil || a.sess == nil || a.codeSent {
 		if !toLogin {
 			return false
 		}
 		c.DeleteMessage(msg.ID)
 		switch {
-		case a == nil:
+		case earlier:
 			c.Reply("🔑 That sign-in is over, so the code was not used (and its message is deleted). Send /login to start again.", 0)
 		case a.codeSent:
 			c.Reply("🔑 A code was sent to this sign-in already, so this one was not used (and its message is deleted). Wait for the result, or /cancel.", 0)
