@@ -261,15 +261,17 @@ func (m *Module) takeCode(c *chat.Chat, in *chat.Inbound) bool {
 	a := st.cur
 	toLogin := replyToLogin(msg)
 	// A reply to an earlier sign-in's message (a second /login replaced
-	// it) is a code for a sign-in that is over.
-	earlier := toLogin && (a == nil || a.msg == nil || int(a.msg.ID()) != msg.ReplyToMessage.ID)
+	// it) is a code for a sign-in that is over. While the current one's
+	// id is not known yet (its send has not returned, though the user may
+	// see it already), a reply is taken as to it.
+	earlier := toLogin && a != nil && a.msg != nil && a.msg.ID() != 0 && int(a.msg.ID()) != msg.ReplyToMessage.ID
 	if earlier || a == nil || a.msg == nil || a.sess == nil || a.codeSent {
 		if !toLogin {
 			return false
 		}
 		c.DeleteMessage(msg.ID)
 		switch {
-		case earlier:
+		case earlier || a == nil:
 			c.Reply("🔑 That sign-in is over, so the code was not used (and its message is deleted). Send /login to start again.", 0)
 		case a.codeSent:
 			c.Reply("🔑 A code was sent to this sign-in already, so this one was not used (and its message is deleted). Wait for the result, or /cancel.", 0)
